@@ -1,0 +1,28 @@
+/** Every error swerl throws, from TypeScript or from the native core, is a SwerlError. */
+export type SwerlErrorCode =
+  /** A bad argument or option; the message names the field and the fix. */
+  | 'ERR_SWERL_INVALID_ARG'
+  /** The native addon could not be loaded; the message says what was tried. */
+  | 'ERR_SWERL_NATIVE_LOAD'
+  /** libtorch raised an error inside the native core. */
+  | 'ERR_SWERL_TORCH'
+  /** The native core ran out of memory. */
+  | 'ERR_SWERL_OUT_OF_MEMORY'
+  /** Any other failure inside the native core. */
+  | 'ERR_SWERL_NATIVE';
+
+export class SwerlError extends Error {
+  readonly code: SwerlErrorCode;
+
+  // (code, message): the native core constructs it with this signature too.
+  constructor(code: SwerlErrorCode, message: string) {
+    super(message);
+    this.name = 'SwerlError';
+    this.code = code;
+  }
+}
+
+/** An ERR_SWERL_INVALID_ARG error: `${field} ${problem}` and, when given, how to fix it. */
+export function invalidArg(field: string, problem: string, fix?: string): SwerlError {
+  return new SwerlError('ERR_SWERL_INVALID_ARG', `${field} ${problem}${fix ? `; ${fix}` : ''}`);
+}

@@ -1,0 +1,38 @@
+/** swerl: reinforcement learning for software-engineering agents. */
+export { SwerlError, type SwerlErrorCode } from './errors.js';
+export type { NativeBuildInfo } from './native.js';
+export { computeAdvantages, type AdvantageEstimator, type AdvantageOptions } from './math/advantages.js';
+export { tokenWeights, perToken, type Aggregation, type TokenWeightsArgs } from './math/token-weights.js';
+export {
+  TERMINATION_REASONS,
+  compactFilter,
+  turnPenalty,
+  overlongPenalty,
+  keepInformativeGroups,
+  keepNonzeroAdvantages,
+  type TerminationReason,
+  type CompactFilterArgs,
+} from './math/reward-shaping.js';
+export {
+  policyLoss,
+  fusedLinearPolicyLoss,
+  resolveLossOptions,
+  type PolicyLossOptions,
+  type PolicyLossInputs,
+  type FusedLinearPolicyLossInputs,
+  type PolicyLossResult,
+  type PolicyLossStats,
+  type TokenInputs,
+} from './math/policy-loss.js';
+
+import { native } from './native.js';
+
+/** What the native addon was built against (libtorch version and source, CUDA, threads). */
+export function buildInfo() {
+  return native().buildInfo();
+}
+
+/** Sets libtorch's intra-op threads (0 = every core). Default: SWERL_NUM_THREADS or every core. */
+export function setNumThreads(threads: number): number {
+  return native().setNumThreads(threads);
+}

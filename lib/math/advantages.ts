@@ -1,0 +1,35 @@
+/** Group-relative advantages (specs/loss.md, "Advantages"). */
+import { native } from '../native.js';
+import { optionsParser } from '../schema.js';
+import { float32Array, int32Array } from './validate.js';
+
+export type AdvantageEstimator = 'grpo' | 'drgrpo' | 'rloo';
+
+export interface AdvantageOptions {
+  /**
+   * grpo: (R - mean) / (std + 1e-6), std with Bessel's correction; drgrpo: R - mean;
+   * rloo (GRPO++'s, the default): R - mean of the others = n/(n-1) (R - mean).
+   */
+  estimator?: AdvantageEstimator;
+}
+
+const parseOptions = optionsParser<Required<AdvantageOptions>>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { estimator: { type: 'string', enum: ['grpo', 'drgrpo', 'rloo'], default: 'rloo' } },
+});
+
+/**
+ * One advantage per trajectory. rewards[i] belongs to the group groups[i] (any integer id,
+ * usually the task); a group of one gets 0.
+ */
+export function computeAdvantages(
+  rewards: ArrayLike<number>,
+  groups: ArrayLike<number>,
+  options: AdvantageOptions = {},
+): Float32Array {
+  const { estimator } = parseOptions(options, 'computeAdvantages options');
+  const r = float32Array(rewards, 'rewards');
+  const g = int32Array(groups, 'groups', { length: r.length, lengthOf: 'one group id per reward' });
+  return native().computeAdvantages({ rewards: r, groups: g, estimator });
+}

@@ -1,0 +1,227 @@
+/**
+ * The GRPO++ policy loss and its gradient, forward and backward in one native call
+ * (specs/loss.md). Two forms: over materialized logits [T, V], and fused with the LM head
+ * over hidden states [T, H] and weight [V, H] without ever holding T x V.
+ */
+import { invalidArg } from '../errors.js';
+import { native, type NativeLossOptions, type NativeLossStats, type NativeTokenInputs } from '../native.js';
+import { optionsParser } from '../schema.js';
+import { float32Array, int32Array, positiveInteger } from './validate.js';
+
+export interface PolicyLossOptions {
+  /** epsilon_low of the ratio clip (default 0.2). */
+  clipLow?: number;
+  /** epsilon_high (default 0.28, GRPO++'s clip-higher); Infinity or null = no upper clip. */
+  clipHigh?: number | null;
+  /** Dual clip constant c > 1 for negative advantages (default off). */
+  dualClip?: number | null;
+  /** Sampling temperature the logits are divided by (default 1). */
+  temperature?: number;
+  /** eta: adds -eta * sum_t w_t H_t (default 0). */
+  entropyCoef?: number;
+  /** beta * sum_t w_t KL_t against reference logprobs (inputs.refLogprobs); default none. */
+  kl?: { coef: number; kind?: 'k1' | 'k2' | 'k3' };
+  /** Tile of the fused loss: tokens x vocabulary entries per step (default 1024 x 4096). */
+  chunkSize?: { tokens?: number; vocab?: number };
+}
+
+export interface TokenInputs {
+  /** The sampled token of every position, in [0, V). */
+  targets: ArrayLike<number>;
+  /** The sampler's logprobs of the targets (fp32). */
+  oldLogprobs: ArrayLike<number>;
+  /** A_t: the trajectory's advantage on each of its tokens. */
+  advantages: ArrayLike<number>;
+  /** w_t >= 0 (tokenWeights()); tokens with w_t > 0 are the masked-in ones the stats cover. */
+  weights: ArrayLike<number>;
+  /** Reference-policy logprobs, when options.kl is set. */
+  refLogprobs?: ArrayLike<number>;
+}
+
+export interface PolicyLossInputs extends TokenInputs {
+  /** Row-major [T, V]. */
+  logits: ArrayLike<number>;
+  vocabSize: number;
+}
+
+export interface FusedLinearPolicyLossInputs extends TokenInputs {
+  /** Row-major [T, H]: the model's final hidden states. */
+  hidden: ArrayLike<number>;
+  hiddenSize: number;
+  /** Row-major [V, H]: the LM head (or the tied embedding). */
+  weight: ArrayLike<number>;
+  vocabSize: number;
+}
+
+export type PolicyLossStats = NativeLossStats;
+
+export interface PolicyLossResult {
+  /** sum_t w_t L_t, plus the entropy and KL terms when on. */
+  loss: number;
+  /** l_t = log softmax(z_t / tau)[y_t], per token. */
+  logprobs: Float32Array;
+  /** H_t of softmax(z_t / tau), per token. */
+  entropy: Float32Array;
+  stats: PolicyLossStats;
+}
+
+const parseOptions = optionsParser<{
+  clipLow: number;
+  clipHigh: number | null;
+  dualClip: number | null;
+  temperature: number;
+  entropyCoef: number;
+  kl?: { coef: number; kind: 'k1' | 'k2' | 'k3' };
+  chunkSize: { tokens: number; vocab: number };
+}>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    clipLow: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.2 },
+    clipHigh: { type: ['number', 'null'], minimum: 0, default: 0.28 },
+    dualClip: { type: ['number', 'null'], exclusiveMinimum: 1, default: null },
+    temperature: { type: 'number', exclusiveMinimum: 0, default: 1 },
+    entropyCoef: { type: 'number', default: 0 },
+    kl: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['coef'],
+      properties: {
+        coef: { type: 'number' },
+        kind: { type: 'string', enum: ['k1', 'k2', 'k3'], default: 'k3' },
+      },
+    },
+    chunkSize: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        tokens: { type: 'integer', minimum: 1, default: 1024 },
+        vocab: { type: 'integer', minimum: 1, default: 4096 },
+      },
+    },
+  },
+});
+
+/** Validates and fully defaults loss options into what the native core reads. */
+export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options'): NativeLossOptions {
+  const withInfinity = { ...options };
+  if (withInfinity.clipHigh === Infinity) withInfinity.clipHigh = null;  // JSON has no Infinity
+  const o = parseOptions(withInfinity, field);
+  return {
+    clipLow: o.clipLow,
+    clipHigh: o.clipHigh ?? Infinity,
+    dualClip: o.dualClip ?? 0,
+    temperature: o.temperature,
+    entropyCoef: o.entropyCoef,
+    klCoef: o.kl?.coef ?? 0,
+    klKind: o.kl?.kind ?? 'k3',
+    chunkTokens: o.chunkSize.tokens,
+    chunkVocab: o.chunkSize.vocab,
+  };
+}
+
+function tokenInputs(inputs: TokenInputs, vocabSize: number, options: NativeLossOptions, where: string): NativeTokenInputs {
+  if (!inputs.targets || inputs.targets.length < 1) {
+    throw invalidArg(`${where}.targets`, 'is empty', 'a loss needs at least one token');
+  }
+  const targets = int32Array(inputs.targets, `${where}.targets`, {
+    min: 0,
+    max: vocabSize - 1,
+    rangeHint: `vocabSize is ${vocabSize}`,
+  });
+  const T = { length: targets.length, lengthOf: 'T = targets.length' };
+  const out: NativeTokenInputs = {
+    targets,
+    oldLogprobs: float32Array(inputs.oldLogprobs, `${where}.oldLogprobs`, T),
+    advantages: float32Array(inputs.advantages, `${where}.advantages`, T),
+    weights: float32Array(inputs.weights, `${where}.weights`, { ...T, nonNegative: true }),
+  };
+  if (options.klCoef !== 0) {
+    if (inputs.refLogprobs === undefined) {
+      throw invalidArg(`${where}.refLogprobs`, 'is required when options.kl is set', 'pass the reference policy logprobs');
+    }
+    out.refLogprobs = float32Array(inputs.refLogprobs, `${where}.refLogprobs`, T);
+  }
+  return out;
+}
+
+function inputsObject(inputs: unknown, name: string): void {
+  if (typeof inputs !== 'object' || inputs === null) throw invalidArg(name, 'must be an object');
+}
+
+/** Loss, per-token logprobs/entropy, stats, and dLoss/dlogits [T, V], in one call. */
+export async function policyLoss(
+  inputs: PolicyLossInputs,
+  options: PolicyLossOptions = {},
+): Promise<PolicyLossResult & { gradLogits: Float32Array }> {
+  inputsObject(inputs, 'policyLoss inputs');
+  const resolved = resolveLossOptions(options, 'policyLoss options');
+  const vocabSize = positiveInteger(inputs.vocabSize, 'policyLoss inputs.vocabSize');
+  const tokens = tokenInputs(inputs, vocabSize, resolved, 'policyLoss inputs');
+  const logits = float32Array(inputs.logits, 'policyLoss inputs.logits', {
+    length: tokens.targets.length * vocabSize,
+    lengthOf: 'T x vocabSize',
+  });
+  return native().policyLoss({ ...tokens, logits, vocabSize }, resolved);
+}
+
+/**
+ * The same loss over hidden [T, H] and weight [V, H] (logits = hidden weight^T), with
+ * dLoss/dhidden and dLoss/dweight, streaming tiles so the T x V logits never exist.
+ */
+export async function fusedLinearPolicyLoss(
+  inputs: FusedLinearPolicyLossInputs,
+  options: PolicyLossOptions = {},
+): Promise<PolicyLossResult & { gradHidden: Float32Array; gradWeight: Float32Array }> {
+  inputsObject(inputs, 'fusedLinearPolicyLoss inputs');
+  const resolved = resolveLossOptions(options, 'fusedLinearPolicyLoss options');
+  const where = 'fusedLinearPolicyLoss inputs';
+  const vocabSize = positiveInteger(inputs.vocabSize, `${where}.vocabSize`);
+  const hiddenSize = positiveInteger(inputs.hiddenSize, `${where}.hiddenSize`);
+  const tokens = tokenInputs(inputs, vocabSize, resolved, where);
+  const hidden = float32Array(inputs.hidden, `${where}.hidden`, {
+    length: tokens.targets.length * hiddenSize,
+    lengthOf: 'T x hiddenSize',
+  });
+  const weight = float32Array(inputs.weight, `${where}.weight`, {
+    length: vocabSize * hiddenSize,
+    lengthOf: 'vocabSize x hiddenSize',
+  });
+  return native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
+}
+
+/** For tests and diagnostics of the C++ autograd path (see NativeAddon.projectedPolicyLoss). */
+export async function projectedPolicyLoss(
+  inputs: TokenInputs & {
+    input: ArrayLike<number>;
+    projection: ArrayLike<number>;
+    weight: ArrayLike<number>;
+    inputSize: number;
+    hiddenSize: number;
+    vocabSize: number;
+    fused: boolean;
+  },
+  options: PolicyLossOptions = {},
+): Promise<PolicyLossResult & { gradProjection: Float32Array; gradWeight: Float32Array }> {
+  const where = 'projectedPolicyLoss inputs';
+  inputsObject(inputs, where);
+  const resolved = resolveLossOptions(options, 'projectedPolicyLoss options');
+  const vocabSize = positiveInteger(inputs.vocabSize, `${where}.vocabSize`);
+  const hiddenSize = positiveInteger(inputs.hiddenSize, `${where}.hiddenSize`);
+  const inputSize = positiveInteger(inputs.inputSize, `${where}.inputSize`);
+  const tokens = tokenInputs(inputs, vocabSize, resolved, where);
+  return native().projectedPolicyLoss(
+    {
+      ...tokens,
+      input: float32Array(inputs.input, `${where}.input`, { length: tokens.targets.length * inputSize }),
+      projection: float32Array(inputs.projection, `${where}.projection`, { length: inputSize * hiddenSize }),
+      weight: float32Array(inputs.weight, `${where}.weight`, { length: vocabSize * hiddenSize }),
+      inputSize,
+      hiddenSize,
+      vocabSize,
+      fused: inputs.fused === true,
+    },
+    resolved,
+  );
+}

@@ -1,0 +1,91 @@
+/**
+ * Checks for the numeric arrays the math core takes. Each accepts the typed array the core uses
+ * (no copy) or any array-like of numbers (converted), and rejects NaN/Inf, wrong lengths and
+ * out-of-range values with an error naming the field, the index and the fix.
+ */
+import { invalidArg } from '../errors.js';
+
+export type Numbers = ArrayLike<number>;
+
+interface LengthRule {
+  /** Required length, and the phrase explaining it (e.g. "T = targets.length"). */
+  length?: number;
+  lengthOf?: string;
+}
+
+function arrayLike(value: unknown, field: string): ArrayLike<unknown> {
+  const ok =
+    Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+  if (!ok) throw invalidArg(field, 'must be a typed array or an array of numbers');
+  return value as ArrayLike<unknown>;
+}
+
+function checkLength(array: ArrayLike<unknown>, field: string, rule: LengthRule): void {
+  if (rule.length !== undefined && array.length !== rule.length) {
+    throw invalidArg(
+      field,
+      `has ${array.length} elements but must have ${rule.length}${rule.lengthOf ? ` (${rule.lengthOf})` : ''}`,
+    );
+  }
+}
+
+export function float32Array(
+  value: unknown,
+  field: string,
+  rule: LengthRule & { nonNegative?: boolean } = {},
+): Float32Array {
+  const raw = arrayLike(value, field);
+  checkLength(raw, field, rule);
+  const array = raw instanceof Float32Array ? raw : Float32Array.from(raw as Numbers);
+  for (let i = 0; i < array.length; i++) {
+    const x = array[i]!;
+    if (x - x !== 0) {
+      throw invalidArg(`${field}[${i}]`, `is ${x}`, 'every value must be a finite number');
+    }
+    if (rule.nonNegative && x < 0) throw invalidArg(`${field}[${i}]`, `is ${x}`, 'values must be >= 0');
+  }
+  return array;
+}
+
+export function int32Array(
+  value: unknown,
+  field: string,
+  rule: LengthRule & { min?: number; max?: number; rangeHint?: string } = {},
+): Int32Array {
+  const raw = arrayLike(value, field);
+  checkLength(raw, field, rule);
+  for (let i = 0; i < raw.length; i++) {
+    const x = raw[i] as number;
+    if (!Number.isInteger(x) || x < -2147483648 || x > 2147483647) {
+      throw invalidArg(`${field}[${i}]`, `is ${x}`, 'values must be 32-bit integers');
+    }
+    if ((rule.min !== undefined && x < rule.min) || (rule.max !== undefined && x > rule.max)) {
+      throw invalidArg(
+        `${field}[${i}]`,
+        `is ${x}`,
+        `values must lie in [${rule.min ?? '-inf'}, ${rule.max ?? 'inf'}]${rule.rangeHint ? ` (${rule.rangeHint})` : ''}`,
+      );
+    }
+  }
+  return raw instanceof Int32Array ? raw : Int32Array.from(raw as Numbers);
+}
+
+/** A 0/1 mask: Uint8Array, booleans or numbers 0/1. */
+export function maskArray(value: unknown, field: string, rule: LengthRule = {}): Uint8Array {
+  const raw = arrayLike(value, field);
+  checkLength(raw, field, rule);
+  const mask = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const x = raw[i];
+    if (x === 1 || x === true) mask[i] = 1;
+    else if (x !== 0 && x !== false) throw invalidArg(`${field}[${i}]`, `is ${String(x)}`, 'a mask holds 0 or 1');
+  }
+  return mask;
+}
+
+export function positiveInteger(value: unknown, field: string): number {
+  if (!Number.isInteger(value) || (value as number) < 1) {
+    throw invalidArg(field, `is ${String(value)}`, 'it must be an integer >= 1');
+  }
+  return value as number;
+}

@@ -1,0 +1,245 @@
+/**
+ * The native addon: the one place that loads it and the one interface that describes every
+ * function it exports. Everything here takes arguments already validated and fully defaulted
+ * by the TypeScript wrappers (lib/math/*); call those, not this.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { SwerlError } from './errors.js';
+
+export interface NativeBuildInfo {
+  torchVersion: string;
+  /** Where CMake found libtorch: LIBTORCH, Torch_DIR, PyTorch, or Debian libtorch-dev. */
+  torchSource: string;
+  torchDir: string;
+  torchLibDir: string;
+  cuda: boolean;
+  parallelInfo: string;
+  threads: number;
+}
+
+export interface NativeLossOptions {
+  clipLow: number;
+  clipHigh: number;
+  /** 0 = off. */
+  dualClip: number;
+  temperature: number;
+  entropyCoef: number;
+  /** 0 = no KL term. */
+  klCoef: number;
+  klKind: 'k1' | 'k2' | 'k3';
+  chunkTokens: number;
+  chunkVocab: number;
+}
+
+export interface NativeTokenInputs {
+  targets: Int32Array;
+  oldLogprobs: Float32Array;
+  advantages: Float32Array;
+  weights: Float32Array;
+  /** Required when klCoef != 0. */
+  refLogprobs?: Float32Array;
+}
+
+export interface NativeLossStats {
+  approxKl: number;
+  clipFracLow: number;
+  clipFracHigh: number;
+  ratioMean: number;
+  ratioMax: number;
+  entropyMean: number;
+  maskedTokens: number;
+}
+
+export interface NativeLossResult {
+  loss: number;
+  logprobs: Float32Array;
+  entropy: Float32Array;
+  stats: NativeLossStats;
+}
+
+export interface NativeBenchResult {
+  timesMs: number[];
+  /** Peak resident memory above what was resident before the call, gradients included. */
+  peakExtraBytes: number;
+  /** Bytes of the gradients every path must produce: (T + V) x H x 4. */
+  gradientBytes: number;
+  loss: number;
+}
+
+export interface NativeAddon {
+  setErrorClass(errorClass: typeof SwerlError): void;
+  buildInfo(): NativeBuildInfo;
+  /** 0 = the machine's core count. Returns the count in effect. */
+  setNumThreads(threads: number): number;
+
+  computeAdvantages(args: {
+    rewards: Float32Array;
+    groups: Int32Array;
+    estimator: 'grpo' | 'drgrpo' | 'rloo';
+  }): Float32Array;
+  tokenWeights(args: {
+    mask: Uint8Array;
+    sequenceIds: Int32Array;
+    numSequences: number;
+    aggregation: 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+    maxLength: number;
+    /** 0 = this batch's own count. */
+    globalSequences: number;
+    globalMaskedTokens: number;
+  }): Float32Array;
+  compactFilter(args: {
+    rewards: Float32Array;
+    terminations: Uint8Array;
+    mask?: Uint8Array;
+    sequenceIds?: Int32Array;
+  }): { rewards: Float32Array; filtered: Uint8Array; mask?: Uint8Array };
+  turnPenalty(args: {
+    rewards: Float32Array;
+    turns: Int32Array;
+    threshold: number;
+    maxTurns: number;
+  }): Float32Array;
+  overlongPenalty(args: {
+    rewards: Float32Array;
+    lengths: Int32Array;
+    maxLength: number;
+    bufferLength: number;
+  }): Float32Array;
+  keepInformativeGroups(args: { rewards: Float32Array; groups: Int32Array }): Uint8Array;
+  keepNonzeroAdvantages(args: { advantages: Float32Array }): Uint8Array;
+
+  policyLoss(
+    inputs: NativeTokenInputs & { logits: Float32Array; vocabSize: number },
+    options: NativeLossOptions,
+  ): Promise<NativeLossResult & { gradLogits: Float32Array }>;
+  fusedLinearPolicyLoss(
+    inputs: NativeTokenInputs & {
+      hidden: Float32Array;
+      weight: Float32Array;
+      hiddenSize: number;
+      vocabSize: number;
+    },
+    options: NativeLossOptions,
+  ): Promise<NativeLossResult & { gradHidden: Float32Array; gradWeight: Float32Array }>;
+  /**
+   * Diagnostic: a one-layer model (hidden = input x projection, [T, D] x [D, H]) ending in the
+   * libtorch autograd loss, fused or over materialized logits; returns the gradients that
+   * autograd carried back to projection and weight.
+   */
+  projectedPolicyLoss(
+    inputs: NativeTokenInputs & {
+      input: Float32Array;
+      projection: Float32Array;
+      weight: Float32Array;
+      inputSize: number;
+      hiddenSize: number;
+      vocabSize: number;
+      fused: boolean;
+    },
+    options: NativeLossOptions,
+  ): Promise<NativeLossResult & { gradProjection: Float32Array; gradWeight: Float32Array }>;
+
+  benchPolicyLoss(config: {
+    tokens: number;
+    hiddenSize: number;
+    vocabSize: number;
+    path: 'fused' | 'materialized';
+    repeats: number;
+    warmup: number;
+    seed: number;
+    chunkTokens: number;
+    chunkVocab: number;
+  }): Promise<NativeBenchResult>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** The folder holding swerl's package.json (lib/ in a checkout, dist/lib/ when built). */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'swerl') return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new SwerlError('ERR_SWERL_NATIVE_LOAD', 'cannot find the swerl package root');
+    dir = parent;
+  }
+}
+
+interface BuildRecord {
+  torchVersion?: string;
+  torchSource?: string;
+  torchLibDir?: string;
+}
+
+function readBuildRecord(root: string): BuildRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(join(root, 'build', 'swerl_build.json'), 'utf8')) as BuildRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+const REBUILD = 'npm rebuild swerl (in a checkout of swerl: npm run build:native)';
+const INSTALL_TORCH =
+  'install libtorch (Debian/Ubuntu: sudo apt-get install libtorch-dev libopenblas0-pthread; ' +
+  'or PyTorch for python3; or export LIBTORCH=/path/to/libtorch)';
+
+/** Turns a failure to load the addon into a SwerlError that says what was tried and the fix. */
+export function explainLoadFailure(error: unknown, tried: string, build?: BuildRecord): SwerlError {
+  const reason = error instanceof Error ? error.message : String(error);
+  const builtWith = build?.torchVersion
+    ? ` It was built against libtorch ${build.torchVersion} from ${build.torchSource} (${build.torchLibDir}).`
+    : '';
+  let advice: string;
+  const missingLibrary = /([^\s:]+\.so[^\s:]*): cannot open shared object file/.exec(reason);
+  if (/Could not locate the bindings file|Cannot find module/.test(reason)) {
+    advice = `The native addon is not built. Fix: ${INSTALL_TORCH}, then ${REBUILD}.`;
+  } else if (missingLibrary) {
+    advice =
+      `A shared library the addon needs is missing: ${missingLibrary[1]}.${builtWith} ` +
+      `Fix: reinstall that libtorch, or ${INSTALL_TORCH} and ${REBUILD}.`;
+  } else if (/undefined symbol|version `[^']+' not found/.test(reason)) {
+    advice =
+      `The addon and the libtorch it loaded disagree (ABI mismatch: another libtorch version or ` +
+      `C++ ABI than the one it was built with).${builtWith} Fix: ${REBUILD} against the libtorch you have.`;
+  } else if (/NODE_MODULE_VERSION|did not self-register|invalid ELF header|wrong ELF class/.test(reason)) {
+    advice = `The addon was built for another Node.js or machine. Fix: ${REBUILD}.`;
+  } else {
+    advice = `Fix: ${REBUILD}; if it persists, ${INSTALL_TORCH}.`;
+  }
+  return new SwerlError(
+    'ERR_SWERL_NATIVE_LOAD',
+    `swerl could not load its native addon (tried ${tried}): ${reason.split('\n')[0]}\n${advice}`,
+  );
+}
+
+function load(): NativeAddon {
+  const root = packageRoot();
+  const override = process.env.SWERL_NATIVE_PATH;
+  let addon: NativeAddon;
+  try {
+    addon = override
+      ? (require(override) as NativeAddon)
+      : (require('bindings')({ bindings: 'swerl_native', module_root: root }) as NativeAddon);
+  } catch (error) {
+    const tried = override
+      ? `SWERL_NATIVE_PATH=${override}`
+      : `build/Release/swerl_native.node and the other locations of the 'bindings' package under ${root}`;
+    throw explainLoadFailure(error, tried, readBuildRecord(root));
+  }
+  addon.setErrorClass(SwerlError);
+  return addon;
+}
+
+let cached: NativeAddon | undefined;
+
+/** The loaded addon (loaded on first use). */
+export function native(): NativeAddon {
+  cached ??= load();
+  return cached;
+}

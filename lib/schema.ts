@@ -1,0 +1,48 @@
+/**
+ * Option objects are checked with ajv (one JSON schema per section) and fully defaulted before
+ * anything crosses into C++. Errors name the field, what is wrong and what is allowed.
+ */
+import AjvModule, { type ErrorObject, type JSONSchemaType } from 'ajv';
+
+import { invalidArg } from './errors.js';
+
+const Ajv = AjvModule.default ?? AjvModule;
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: true, verbose: true });
+
+function describe(error: ErrorObject, field: string): { path: string; problem: string } {
+  const path = field + error.instancePath.replace(/\//g, '.');
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const known = Object.keys((error.parentSchema as { properties?: object })?.properties ?? {});
+      return {
+        path: `${path}.${error.params.additionalProperty}`,
+        problem: `is not a known option; known: ${known.join(', ')}`,
+      };
+    }
+    case 'enum': {
+      const allowed = (error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
+      return { path, problem: `must be one of ${allowed.join(', ')}` };
+    }
+    case 'required':
+      return { path: `${path}.${error.params.missingProperty}`, problem: 'is required' };
+    case 'type':
+      return { path, problem: `must be ${error.params.type === 'number' ? 'a finite number' : `of type ${error.params.type}`}` };
+    default:
+      return { path, problem: error.message ?? 'is invalid' };
+  }
+}
+
+export type OptionsParser<T> = (value: unknown, field: string) => T;
+
+/** A parser for one options section: validates, fills defaults, returns a fresh object. */
+export function optionsParser<T>(schema: JSONSchemaType<T> | object): OptionsParser<T> {
+  const validate = ajv.compile<T>(schema as JSONSchemaType<T>);
+  return (value, field) => {
+    const copy = value === undefined ? {} : structuredClone(value);
+    if (!validate(copy)) {
+      const { path, problem } = describe(validate.errors![0]!, field);
+      throw invalidArg(path, problem);
+    }
+    return copy as T;
+  };
+}

@@ -1,0 +1,242 @@
+// Bindings of the two policy losses (async: O(T x V) work) and of the autograd probe.
+#include <torch/csrc/autograd/autograd.h>
+
+#include "bindings.h"
+#include "napi_util.h"
+#include "policy_loss.h"
+#include "policy_loss_autograd.h"
+#include "promise_worker.h"
+#include "swerl_error.h"
+
+namespace swerl::js {
+
+namespace {
+
+struct LossJob {
+  // Inputs: raw views into JS typed arrays (kept alive by the worker) and plain values.
+  int64_t tokens = 0, vocab = 0, hidden_size = 0, input_size = 0;
+  float* logits = nullptr;      // policyLoss
+  float* hidden = nullptr;      // fusedLinearPolicyLoss
+  float* weight = nullptr;      // fused and probe
+  float* input = nullptr;       // probe
+  float* projection = nullptr;  // probe
+  bool probe_fused = true;
+  std::vector<int64_t> targets;
+  float *old_logprobs = nullptr, *advantages = nullptr, *weights = nullptr,
+        *ref_logprobs = nullptr;
+  LossOptions options;
+  FusedChunks chunks;
+  // Results.
+  LossStats stats;
+  at::Tensor logprobs, entropy, grad_logits, grad_hidden, grad_weight, grad_projection;
+};
+
+at::Tensor view(float* data, at::IntArrayRef shape) {
+  return at::from_blob(data, shape, at::TensorOptions().dtype(at::kFloat));
+}
+
+template <typename T>
+T* sized(const ArrayView<T>& a, int64_t expected, const char* name) {
+  if (int64_t(a.length) != expected)
+    throw_invalid(std::string(name) + " must have " + std::to_string(expected) + " elements");
+  return a.data;
+}
+
+KlKind kl_kind_of(const std::string& kind) {
+  if (kind == "k1") return KlKind::K1;
+  if (kind == "k2") return KlKind::K2;
+  if (kind == "k3") return KlKind::K3;
+  throw_invalid("kl.kind must be 'k1', 'k2' or 'k3'");
+}
+
+// The options object JS sends: flat and fully defaulted (lib/math/policy-loss.ts).
+void read_options(const Napi::Object& o, LossJob& job) {
+  job.options.clip_low = number_field(o, "clipLow");
+  job.options.clip_high = number_field(o, "clipHigh");
+  job.options.dual_clip = number_field(o, "dualClip");
+  job.options.temperature = number_field(o, "temperature");
+  job.options.entropy_coef = number_field(o, "entropyCoef");
+  job.options.kl_coef = number_field(o, "klCoef");
+  job.options.kl_kind = kl_kind_of(string_field(o, "klKind"));
+  job.chunks.tokens = int64_t(number_field(o, "chunkTokens"));
+  job.chunks.vocab = int64_t(number_field(o, "chunkVocab"));
+  check_loss_options(job.options);
+}
+
+// Per-token inputs shared by every loss; T is the length of targets.
+void read_token_inputs(const Napi::Object& in, LossJob& job, std::vector<Napi::Object>& owners) {
+  const auto targets = int32_field(in, "targets");
+  job.tokens = int64_t(targets.length);
+  job.targets.assign(targets.data, targets.data + targets.length);
+  const auto old_lp = float32_field(in, "oldLogprobs");
+  const auto adv = float32_field(in, "advantages");
+  const auto w = float32_field(in, "weights");
+  job.old_logprobs = sized(old_lp, job.tokens, "oldLogprobs");
+  job.advantages = sized(adv, job.tokens, "advantages");
+  job.weights = sized(w, job.tokens, "weights");
+  owners.insert(owners.end(), {old_lp.owner, adv.owner, w.owner});
+  if (job.options.has_kl()) {
+    const auto ref = float32_field(in, "refLogprobs");
+    job.ref_logprobs = sized(ref, job.tokens, "kl.refLogprobs");
+    owners.push_back(ref.owner);
+  }
+}
+
+PolicyLossInputs token_tensors(LossJob& job) {
+  PolicyLossInputs in;
+  in.targets = at::from_blob(job.targets.data(), {job.tokens}, at::kLong);
+  in.old_logprobs = view(job.old_logprobs, {job.tokens});
+  in.advantages = view(job.advantages, {job.tokens});
+  in.weights = view(job.weights, {job.tokens});
+  if (job.ref_logprobs) in.ref_logprobs = view(job.ref_logprobs, {job.tokens});
+  return in;
+}
+
+Napi::Object stats_to_js(Napi::Env env, const LossStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("approxKl", s.approx_kl);
+  o.Set("clipFracLow", s.clip_frac_low);
+  o.Set("clipFracHigh", s.clip_frac_high);
+  o.Set("ratioMean", s.ratio_mean);
+  o.Set("ratioMax", s.ratio_max);
+  o.Set("entropyMean", s.entropy_mean);
+  o.Set("maskedTokens", double(s.masked_tokens));
+  return o;
+}
+
+Napi::Object common_result(Napi::Env env, LossJob& job) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("loss", job.stats.loss);
+  out.Set("logprobs", tensor_to_js(env, job.logprobs));
+  out.Set("entropy", tensor_to_js(env, job.entropy));
+  out.Set("stats", stats_to_js(env, job.stats));
+  return out;
+}
+
+Napi::Value PolicyLoss(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto job = std::make_unique<LossJob>();
+    std::vector<Napi::Object> owners;
+    const Napi::Object in = object_arg(info, 0, "inputs");
+    read_options(object_arg(info, 1, "options"), *job);
+    read_token_inputs(in, *job, owners);
+    job->vocab = int64_t(number_field(in, "vocabSize"));
+    const auto logits = float32_field(in, "logits");
+    job->logits = sized(logits, job->tokens * job->vocab, "logits");
+    owners.push_back(logits.owner);
+    return PromiseWorker<LossJob>::start(
+        info.Env(), std::move(job), owners, /*grad_mode=*/false,
+        [](LossJob& j) {
+          PolicyLossResult r =
+              policy_loss(view(j.logits, {j.tokens, j.vocab}), token_tensors(j), j.options);
+          j.stats = r.stats;
+          j.logprobs = r.logprobs;
+          j.entropy = r.entropy;
+          j.grad_logits = r.grad_logits;
+        },
+        [](Napi::Env env, LossJob& j) -> Napi::Value {
+          Napi::Object out = common_result(env, j);
+          out.Set("gradLogits", tensor_to_js(env, j.grad_logits));
+          return out;
+        });
+  });
+}
+
+Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto job = std::make_unique<LossJob>();
+    std::vector<Napi::Object> owners;
+    const Napi::Object in = object_arg(info, 0, "inputs");
+    read_options(object_arg(info, 1, "options"), *job);
+    read_token_inputs(in, *job, owners);
+    job->hidden_size = int64_t(number_field(in, "hiddenSize"));
+    job->vocab = int64_t(number_field(in, "vocabSize"));
+    const auto hidden = float32_field(in, "hidden");
+    const auto weight = float32_field(in, "weight");
+    job->hidden = sized(hidden, job->tokens * job->hidden_size, "hidden");
+    job->weight = sized(weight, job->vocab * job->hidden_size, "weight");
+    owners.insert(owners.end(), {hidden.owner, weight.owner});
+    return PromiseWorker<LossJob>::start(
+        info.Env(), std::move(job), owners, /*grad_mode=*/false,
+        [](LossJob& j) {
+          const at::Tensor hidden = view(j.hidden, {j.tokens, j.hidden_size});
+          const at::Tensor weight = view(j.weight, {j.vocab, j.hidden_size});
+          const PolicyLossInputs in = token_tensors(j);
+          FusedLinearForward f =
+              fused_linear_policy_loss_forward(hidden, weight, in, j.options, j.chunks);
+          FusedLinearGrads g = fused_linear_policy_loss_backward(
+              hidden, weight, in.targets, f, j.options.temperature, 1.0, j.chunks);
+          j.stats = f.stats;
+          j.logprobs = f.logprobs;
+          j.entropy = f.entropy;
+          j.grad_hidden = g.grad_hidden;
+          j.grad_weight = g.grad_weight;
+        },
+        [](Napi::Env env, LossJob& j) -> Napi::Value {
+          Napi::Object out = common_result(env, j);
+          out.Set("gradHidden", tensor_to_js(env, j.grad_hidden));
+          out.Set("gradWeight", tensor_to_js(env, j.grad_weight));
+          return out;
+        });
+  });
+}
+
+// A one-layer model, hidden = input . projection, ending in the differentiable loss (fused or
+// over materialized logits); libtorch autograd carries the gradient to projection and weight.
+Napi::Value ProjectedPolicyLoss(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto job = std::make_unique<LossJob>();
+    std::vector<Napi::Object> owners;
+    const Napi::Object in = object_arg(info, 0, "inputs");
+    read_options(object_arg(info, 1, "options"), *job);
+    read_token_inputs(in, *job, owners);
+    job->input_size = int64_t(number_field(in, "inputSize"));
+    job->hidden_size = int64_t(number_field(in, "hiddenSize"));
+    job->vocab = int64_t(number_field(in, "vocabSize"));
+    job->probe_fused = bool_field(in, "fused");
+    const auto input = float32_field(in, "input");
+    const auto projection = float32_field(in, "projection");
+    const auto weight = float32_field(in, "weight");
+    job->input = sized(input, job->tokens * job->input_size, "input");
+    job->projection = sized(projection, job->input_size * job->hidden_size, "projection");
+    job->weight = sized(weight, job->vocab * job->hidden_size, "weight");
+    owners.insert(owners.end(), {input.owner, projection.owner, weight.owner});
+    return PromiseWorker<LossJob>::start(
+        info.Env(), std::move(job), owners, /*grad_mode=*/true,
+        [](LossJob& j) {
+          const at::Tensor input = view(j.input, {j.tokens, j.input_size});
+          const at::Tensor projection =
+              view(j.projection, {j.input_size, j.hidden_size}).clone().requires_grad_(true);
+          const at::Tensor weight =
+              view(j.weight, {j.vocab, j.hidden_size}).clone().requires_grad_(true);
+          const at::Tensor hidden = at::mm(input, projection);
+          const PolicyLossInputs in = token_tensors(j);
+          DifferentiableLoss out =
+              j.probe_fused
+                  ? differentiable_fused_linear_policy_loss(hidden, weight, in, j.options, j.chunks)
+                  : differentiable_policy_loss(at::mm(hidden, weight.t()), in, j.options);
+          torch::autograd::backward({out.loss});
+          j.stats = out.stats;
+          j.logprobs = out.logprobs;
+          j.entropy = out.entropy;
+          j.grad_projection = projection.grad();
+          j.grad_weight = weight.grad();
+        },
+        [](Napi::Env env, LossJob& j) -> Napi::Value {
+          Napi::Object out = common_result(env, j);
+          out.Set("gradProjection", tensor_to_js(env, j.grad_projection));
+          out.Set("gradWeight", tensor_to_js(env, j.grad_weight));
+          return out;
+        });
+  });
+}
+
+}  // namespace
+
+void register_loss(Napi::Env env, Napi::Object exports) {
+  exports.Set("policyLoss", Napi::Function::New(env, PolicyLoss));
+  exports.Set("fusedLinearPolicyLoss", Napi::Function::New(env, FusedLinearPolicyLoss));
+  exports.Set("projectedPolicyLoss", Napi::Function::New(env, ProjectedPolicyLoss));
+}
+
+}  // namespace swerl::js

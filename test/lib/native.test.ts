@@ -1,0 +1,71 @@
+// Loading the addon: what it reports, and what a user reads when loading fails. The failures
+// are real: small shared objects built here that miss a library or a symbol, loaded in a
+// child process through SWERL_NATIVE_PATH.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import t from 'tap';
+
+import { buildInfo } from '../../lib/index.js';
+import { explainLoadFailure } from '../../lib/native.js';
+
+const nativeModule = fileURLToPath(new URL('../../lib/native.ts', import.meta.url));
+
+t.test('buildInfo says what libtorch the addon was built against', async (t) => {
+  const info = buildInfo();
+  t.match(info.torchVersion, /^\d+\.\d+/);
+  t.match(info.torchSource, /LIBTORCH|Torch_DIR|PyTorch|Debian|system/);
+  t.ok(info.threads >= 1, 'intra-op threads set');
+  t.type(info.cuda, 'boolean');
+});
+
+/** Loads lib/native.ts in a child process with SWERL_NATIVE_PATH=path; returns its stderr. */
+function loadIn(path: string): string {
+  const script = `import(${JSON.stringify(nativeModule)}).then((m) => m.native()).then(() => console.error('LOADED'), (e) => console.error(e.code + ': ' + e.message))`;
+  const child = spawnSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], {
+    env: { ...process.env, SWERL_NATIVE_PATH: path },
+    encoding: 'utf8',
+  });
+  return child.stderr;
+}
+
+t.test('load failures name what was tried and the fix', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'swerl-load-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+  const missing = loadIn(join(dir, 'absent.node'));
+  t.match(missing, /ERR_SWERL_NATIVE_LOAD: swerl could not load its native addon \(tried SWERL_NATIVE_PATH=/);
+  t.match(missing, /not built.*npm rebuild swerl/s);
+
+  // An addon that needs a shared library that is not there (like a removed libtorch).
+  writeFileSync(join(dir, 'dep.c'), 'int swerl_dep(void) { return 1; }\n');
+  writeFileSync(join(dir, 'addon.c'), 'int swerl_dep(void);\nint use(void) { return swerl_dep(); }\n');
+  execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'libswerldep.so'), join(dir, 'dep.c')]);
+  execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'needs-lib.node'), join(dir, 'addon.c'), `-L${dir}`, '-lswerldep']);
+  rmSync(join(dir, 'libswerldep.so'));
+  const noLib = loadIn(join(dir, 'needs-lib.node'));
+  t.match(noLib, /libswerldep\.so: cannot open shared object file/);
+  t.match(noLib, /A shared library the addon needs is missing: libswerldep\.so.*apt-get install libtorch-dev/s);
+
+  // An addon whose data symbol the loaded libraries do not define (a libtorch ABI mismatch).
+  writeFileSync(join(dir, 'abi.c'), 'extern int swerl_missing_symbol;\nint *use(void) { return &swerl_missing_symbol; }\n');
+  execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'abi.node'), join(dir, 'abi.c')]);
+  const abi = loadIn(join(dir, 'abi.node'));
+  t.match(abi, /undefined symbol: swerl_missing_symbol/);
+  t.match(abi, /ABI mismatch.*npm rebuild swerl/s);
+
+  t.match(loadIn(join(dir, '..', 'dep.c')), /ERR_SWERL_NATIVE_LOAD/, 'not an addon at all');
+});
+
+t.test('explainLoadFailure mentions the libtorch it was built with', async (t) => {
+  const e = explainLoadFailure(new Error('libc10.so: cannot open shared object file'), 'here', {
+    torchVersion: '2.11.0',
+    torchSource: 'PyTorch',
+    torchLibDir: '/opt/torch/lib',
+  });
+  t.equal(e.code, 'ERR_SWERL_NATIVE_LOAD');
+  t.match(e.message, /built against libtorch 2\.11\.0 from PyTorch \(\/opt\/torch\/lib\)/);
+});
