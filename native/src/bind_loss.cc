@@ -92,6 +92,22 @@ PolicyLossInputs token_tensors(LossJob& job) {
   return in;
 }
 
+// What every loss binding reads first: its options and the per-token inputs.
+struct LossCall {
+  std::unique_ptr<LossJob> job = std::make_unique<LossJob>();
+  std::vector<Napi::Object> owners;
+  Napi::Object inputs;
+};
+
+LossCall begin_loss_call(const Napi::CallbackInfo& info) {
+  LossCall call;
+  call.inputs = object_arg(info, 0, "inputs");
+  read_options(object_arg(info, 1, "options"), *call.job);
+  read_token_inputs(call.inputs, *call.job, call.owners);
+  call.job->vocab = int64_t(number_field(call.inputs, "vocabSize"));
+  return call;
+}
+
 Napi::Object stats_to_js(Napi::Env env, const LossStats& s) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("approxKl", s.approx_kl);
@@ -115,12 +131,7 @@ Napi::Object common_result(Napi::Env env, LossJob& job) {
 
 Napi::Value PolicyLoss(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto job = std::make_unique<LossJob>();
-    std::vector<Napi::Object> owners;
-    const Napi::Object in = object_arg(info, 0, "inputs");
-    read_options(object_arg(info, 1, "options"), *job);
-    read_token_inputs(in, *job, owners);
-    job->vocab = int64_t(number_field(in, "vocabSize"));
+    auto [job, owners, in] = begin_loss_call(info);
     const auto logits = float32_field(in, "logits");
     job->logits = sized(logits, job->tokens * job->vocab, "logits");
     owners.push_back(logits.owner);
@@ -144,13 +155,8 @@ Napi::Value PolicyLoss(const Napi::CallbackInfo& info) {
 
 Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto job = std::make_unique<LossJob>();
-    std::vector<Napi::Object> owners;
-    const Napi::Object in = object_arg(info, 0, "inputs");
-    read_options(object_arg(info, 1, "options"), *job);
-    read_token_inputs(in, *job, owners);
+    auto [job, owners, in] = begin_loss_call(info);
     job->hidden_size = int64_t(number_field(in, "hiddenSize"));
-    job->vocab = int64_t(number_field(in, "vocabSize"));
     const auto hidden = float32_field(in, "hidden");
     const auto weight = float32_field(in, "weight");
     job->hidden = sized(hidden, job->tokens * job->hidden_size, "hidden");
@@ -185,14 +191,9 @@ Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
 // over materialized logits); libtorch autograd carries the gradient to projection and weight.
 Napi::Value ProjectedPolicyLoss(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto job = std::make_unique<LossJob>();
-    std::vector<Napi::Object> owners;
-    const Napi::Object in = object_arg(info, 0, "inputs");
-    read_options(object_arg(info, 1, "options"), *job);
-    read_token_inputs(in, *job, owners);
+    auto [job, owners, in] = begin_loss_call(info);
     job->input_size = int64_t(number_field(in, "inputSize"));
     job->hidden_size = int64_t(number_field(in, "hiddenSize"));
-    job->vocab = int64_t(number_field(in, "vocabSize"));
     job->probe_fused = bool_field(in, "fused");
     const auto input = float32_field(in, "input");
     const auto projection = float32_field(in, "projection");

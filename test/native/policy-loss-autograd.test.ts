@@ -6,7 +6,7 @@ import t from 'tap';
 import { projectedPolicyLoss } from '../../lib/math/policy-loss.js';
 import { assertGradMatches, assertLossMatches } from '../reference/assert-loss.js';
 import { OPTION_CASES, tokenCase } from '../reference/loss-cases.js';
-import { matmul, matmulTransposed, referencePolicyLoss, transposedMatmul } from '../reference/policy-loss.js';
+import { abs, matmul, matmulTransposed, referencePolicyLoss, transposedMatmul } from '../reference/policy-loss.js';
 import { Rng, testSeed } from '../reference/random.js';
 
 const seed = testSeed();
@@ -34,8 +34,9 @@ for (const fused of [true, false]) {
       );
       assertLossMatches(t, out, ref, 'vs float64');
       const gradHidden = matmul(ref.gradLogits, weight, T, V, H);
-      assertGradMatches(t, out.gradProjection, transposedMatmul(input, gradHidden, T, D, H), 'dLoss/dprojection');
-      assertGradMatches(t, out.gradWeight, transposedMatmul(ref.gradLogits, hidden, T, V, H), 'dLoss/dweight');
+      const sensHidden = matmul(ref.gradSensitivity, abs(weight), T, V, H);
+      assertGradMatches(t, out.gradProjection, transposedMatmul(input, gradHidden, T, D, H), transposedMatmul(abs(input), sensHidden, T, D, H), 'dLoss/dprojection');
+      assertGradMatches(t, out.gradWeight, transposedMatmul(ref.gradLogits, hidden, T, V, H), transposedMatmul(ref.gradSensitivity, abs(hidden), T, V, H), 'dLoss/dweight');
     });
   }
 }

@@ -1,15 +1,4 @@
 /** Error measures for comparing native fp32 results with the float64 reference. */
-export function relativeL2(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
-  if (actual.length !== expected.length) throw new Error(`length ${actual.length} != ${expected.length}`);
-  let diff = 0;
-  let norm = 0;
-  for (let i = 0; i < expected.length; i++) {
-    diff += (actual[i]! - expected[i]!) ** 2;
-    norm += expected[i]! ** 2;
-  }
-  return norm === 0 ? Math.sqrt(diff) : Math.sqrt(diff / norm);
-}
-
 /** max_i |a_i - e_i| / max(|e_i|, floor): relative error, absolute below `floor`. */
 export function maxRelativeError(actual: ArrayLike<number>, expected: ArrayLike<number>, floor = 1): number {
   if (actual.length !== expected.length) throw new Error(`length ${actual.length} != ${expected.length}`);
@@ -19,10 +8,6 @@ export function maxRelativeError(actual: ArrayLike<number>, expected: ArrayLike<
     if (!(err <= worst)) worst = err; // NaN propagates as a failure
   }
   return worst;
-}
-
-export function relativeError(actual: number, expected: number, scale = Math.abs(expected)): number {
-  return Math.abs(actual - expected) / Math.max(scale, 1e-30);
 }
 
 /** max |a - e| / max |e|: no element's error is large next to the biggest entry. */
@@ -35,4 +20,15 @@ export function maxErrorOverMax(actual: ArrayLike<number>, expected: ArrayLike<n
     biggest = Math.max(biggest, Math.abs(expected[i]!));
   }
   return biggest === 0 ? worst : worst / biggest;
+}
+
+/** Central differences of f at x, one coordinate at a time, in float64. */
+export function centralDifferences(x: ArrayLike<number>, f: (x: Float64Array) => number, h = 1e-6): Float64Array {
+  return Float64Array.from({ length: x.length }, (_, i) => {
+    const plus = Float64Array.from(x);
+    const minus = Float64Array.from(x);
+    plus[i] += h;
+    minus[i] -= h;
+    return (f(plus) - f(minus)) / (2 * h);
+  });
 }

@@ -24,11 +24,19 @@ export interface RefInputs {
 
 export interface RefResult {
   loss: number;
-  /** sum_t |w_t| (|L_t| + |eta H_t| + |beta KL_t|): the scale rounding error is relative to. */
+  /** sum_t |w_t| (|L_t| + |eta H_t| + |beta KL_t|): the scale fp32 rounding is relative to. */
   lossScale: number;
+  /** sum_t |w_t dLoss_t/dl_t| max(1, |lse_t|): how far the loss moves per unit rounding of l. */
+  lossSensitivity: number;
   logprobs: Float64Array;
   entropy: Float64Array;
   gradLogits: Float64Array;
+  /**
+   * |w_t d2Loss_t/dl_t2| max(1, |lse_t|) |[j = y_t] - p_tj| / tau: how far dLoss/dz moves per
+   * unit rounding of l_t. Ill-conditioned tokens (a KL term near its minimum, say) legitimately
+   * differ from the reference by more than 1e-5 of the gradient itself.
+   */
+  gradSensitivity: Float64Array;
   stats: {
     approxKl: number;
     clipFracLow: number;
@@ -84,6 +92,12 @@ function klDerivative(logprob: number, ref: number, kind: 'k1' | 'k2' | 'k3'): n
   return -Math.exp(ref - logprob) + 1;
 }
 
+function klSecondDerivative(logprob: number, ref: number, kind: 'k1' | 'k2' | 'k3'): number {
+  if (kind === 'k1') return 0;
+  if (kind === 'k2') return 1;
+  return Math.exp(ref - logprob);
+}
+
 /** Only the loss (used by finite differences). */
 export function referenceLossValue(inputs: RefInputs, o: RefOptions): number {
   return referencePolicyLoss(inputs, o).loss;
@@ -95,8 +109,10 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
   const logprobs = new Float64Array(T);
   const entropy = new Float64Array(T);
   const grad = new Float64Array(T * V);
+  const sensitivity = new Float64Array(T * V);
   let loss = 0;
   let lossScale = 0;
+  let lossSensitivity = 0;
   let masked = 0;
   let klSum = 0;
   let ratioSum = 0;
@@ -130,6 +146,7 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
     const old = inputs.oldLogprobs[t]!;
     const L = surrogate(l, old, adv, o);
     let dl = surrogateDerivative(l, old, adv, o); // d(per-token loss)/dl
+    let d2l = dl; // where the surrogate is active, d(-A r)/dl = -A r
     let tokenLoss = L - o.entropyCoef * H;
     lossScale += Math.abs(w) * (Math.abs(L) + Math.abs(o.entropyCoef * H));
     if (o.kl) {
@@ -137,14 +154,18 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
       tokenLoss += o.kl.coef * kl;
       lossScale += Math.abs(w * o.kl.coef * kl);
       dl += o.kl.coef * klDerivative(l, inputs.refLogprobs![t]!, o.kl.kind);
+      d2l += o.kl.coef * klSecondDerivative(l, inputs.refLogprobs![t]!, o.kl.kind);
     }
     loss += w * tokenLoss;
+    const magnitude = Math.max(1, Math.abs(lse));
+    lossSensitivity += Math.abs(w * dl) * magnitude;
 
     // d l / d z_j = ([j = y] - p_j) / tau;  d H / d z_j = -p_j (log p_j + H) / tau.
     for (let j = 0; j < V; j++) {
       const dlogprob = ((j === y ? 1 : 0) - p[j]!) / o.temperature;
       const dH = (-p[j]! * (s[j]! - lse + H)) / o.temperature;
       grad[t * V + j] = w * (dl * dlogprob - o.entropyCoef * dH);
+      sensitivity[t * V + j] = Math.abs(w * d2l * dlogprob) * magnitude;
     }
 
     if (w > 0) {
@@ -162,9 +183,11 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
   return {
     loss,
     lossScale,
+    lossSensitivity,
     logprobs,
     entropy,
     gradLogits: grad,
+    gradSensitivity: sensitivity,
     stats: {
       approxKl: mean(klSum),
       clipFracLow: mean(low),
@@ -214,4 +237,8 @@ export function matmul(a: ArrayLike<number>, b: ArrayLike<number>, rows: number,
     }
   }
   return out;
+}
+
+export function abs(values: ArrayLike<number>): Float64Array {
+  return Float64Array.from(values as ArrayLike<number>, Math.abs);
 }

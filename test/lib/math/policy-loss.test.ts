@@ -2,7 +2,7 @@ import t from 'tap';
 
 import { policyLoss } from '../../../lib/math/policy-loss.js';
 import { assertGradMatches, assertLossMatches } from '../../reference/assert-loss.js';
-import { maxErrorOverMax } from '../../reference/compare.js';
+import { centralDifferences, maxErrorOverMax } from '../../reference/compare.js';
 import { logitsCase, OPTION_CASES, tokenCase } from '../../reference/loss-cases.js';
 import { referenceLossValue, referencePolicyLoss, type RefInputs } from '../../reference/policy-loss.js';
 import { Rng, testSeed } from '../../reference/random.js';
@@ -26,7 +26,7 @@ for (const { T, V } of SHAPES) {
       const ref = referencePolicyLoss(inputs, c.ref);
       const out = await policyLoss(inputs, c.native);
       assertLossMatches(t, out, ref, 'vs float64');
-      assertGradMatches(t, out.gradLogits, ref.gradLogits, 'gradLogits vs float64');
+      assertGradMatches(t, out.gradLogits, ref.gradLogits, ref.gradSensitivity, 'gradLogits vs float64');
     });
   }
 }
@@ -54,19 +54,20 @@ t.test('policyLoss: extreme logits stay finite', async (t) => {
   t.ok(Number.isFinite(out.loss), 'loss finite');
   t.ok(out.gradLogits.every(Number.isFinite) && out.logprobs.every(Number.isFinite), 'no NaN/Inf');
   const ref = referencePolicyLoss({ logits, vocabSize: V, ...tokens }, { clipLow: 0.2, clipHigh: 0.28, temperature: 1, entropyCoef: 0.1 });
-  assertGradMatches(t, out.gradLogits, ref.gradLogits, 'gradLogits vs float64');
+  assertGradMatches(t, out.gradLogits, ref.gradLogits, ref.gradSensitivity, 'gradLogits vs float64');
 });
 
 // The reference gradient must itself be right: check it against central differences of the
 // reference loss, and check the native gradient against the same differences, on small cases
-// away from the loss's kinks (clip boundaries, the log-ratio clamp).
-function nearKink(inputs: RefInputs, o: (typeof OPTION_CASES)[number]['ref']): boolean {
+// away from the loss's kinks (clip boundaries, the log-ratio clamp) and from the region beyond
+// the clamp, whose huge constant terms (|A| e^20) would drown the differences in roundoff.
+function unfitForDifferences(inputs: RefInputs, o: (typeof OPTION_CASES)[number]['ref']): boolean {
   const lp = referencePolicyLoss(inputs, o).logprobs;
   return Array.from(lp).some((l, i) => {
     const d = l - inputs.oldLogprobs[i]!;
     const r = Math.exp(d);
     const edges = [1 - o.clipLow, 1 + o.clipHigh, o.dualClip ?? Infinity];
-    return Math.abs(Math.abs(d) - 20) < 1e-3 || edges.some((e) => Math.abs(r - e) < 1e-3 * Math.max(1, e));
+    return Math.abs(d) > 5 || edges.some((e) => Math.abs(r - e) < 1e-3 * Math.max(1, e));
   });
 }
 
@@ -79,19 +80,13 @@ for (const c of OPTION_CASES) {
       const logits = logitsCase(rng, T, V);
       inputs = { logits, vocabSize: V, ...tokenCase(rng, logits, T, V, c.ref.temperature) };
       inputs.weights.fill(1 / T); // every token contributes
-    } while (nearKink(inputs, c.ref));
+    } while (unfitForDifferences(inputs, c.ref));
     const ref = referencePolicyLoss(inputs, c.ref);
-    const fd = new Float64Array(T * V);
-    const h = 1e-6;
-    for (let i = 0; i < T * V; i++) {
-      const plus = Float64Array.from(inputs.logits);
-      const minus = Float64Array.from(inputs.logits);
-      plus[i] += h;
-      minus[i] -= h;
-      fd[i] = (referenceLossValue({ ...inputs, logits: plus }, c.ref) - referenceLossValue({ ...inputs, logits: minus }, c.ref)) / (2 * h);
-    }
-    t.ok(maxErrorOverMax(ref.gradLogits, fd) <= 1e-6, 'float64 reference gradient = finite differences');
+    const fd = centralDifferences(inputs.logits, (logits) => referenceLossValue({ ...inputs, logits }, c.ref));
+    const refError = maxErrorOverMax(ref.gradLogits, fd);
+    t.ok(refError <= 1e-6, `float64 reference gradient = finite differences (${refError.toExponential(2)})`);
     const out = await policyLoss(inputs, c.native);
-    t.ok(maxErrorOverMax(out.gradLogits, fd) <= 1e-5, 'native gradient = finite differences');
+    const nativeError = maxErrorOverMax(out.gradLogits, fd);
+    t.ok(nativeError <= 1e-5, `native gradient = finite differences (${nativeError.toExponential(2)})`);
   });
 }
