@@ -61,7 +61,7 @@ void run_bench(BenchJob& job) {
   {
     // On-policy old logprobs (ratio 1): every token is active in the backward, the worst case.
     at::NoGradGuard no_grad;
-    in.old_logprobs = in.advantages;  // placeholder with the right shape for the first pass
+    in.old_logprobs = at::zeros({job.tokens}, at::kFloat);  // any value: only logprobs are kept
     in.old_logprobs = fused_linear_policy_loss_forward(hidden, weight, in, options, job.chunks)
                           .logprobs;
   }
