@@ -13,7 +13,15 @@ export type SwerlErrorCode =
   /** A sandbox could not be created or used (not a failing command: those are results). */
   | 'ERR_SWERL_SANDBOX'
   /** A task file or row is malformed; the message names the file, line and field. */
-  | 'ERR_SWERL_INVALID_TASK';
+  | 'ERR_SWERL_INVALID_TASK'
+  /** A tokenizer's files are missing or malformed; the message names the file and the fix. */
+  | 'ERR_SWERL_TOKENIZER'
+  /** A checkpoint (safetensors files, their index) is missing or malformed; the message names the file and tensor. */
+  | 'ERR_SWERL_CHECKPOINT'
+  /** A numeric failure (a non-finite gradient norm, say); nothing was changed. */
+  | 'ERR_SWERL_NUMERIC'
+  /** The object was disposed; create a new one. */
+  | 'ERR_SWERL_DISPOSED';
 
 export class SwerlError extends Error {
   readonly code: SwerlErrorCode;

@@ -37,6 +37,28 @@ export { SweTools, toolDescriptions } from './env/tools/index.js';
 export { parseTextAction, parseJsonToolCalls, type Action } from './env/actions.js';
 export { validateTasks, validationTable, type TaskValidation } from './env/validate.js';
 
+export {
+  NativePolicy,
+  type GenerateRequest,
+  type Generation,
+  type FinishReason,
+  type TrainSequence,
+  type TrainStepBatch,
+  type TrainStepResult,
+} from './policy/native-policy.js';
+export type { NativePolicyLoadOptions, NativePolicyOptions, OptimizerOptions, SaveOptions } from './policy/native-policy-options.js';
+export { presetConfig, resolveModelConfig, parameterCount, MODEL_PRESETS, type HfModelConfig, type ModelPreset } from './policy/model-config.js';
+export { learningRate, type LrSchedule } from './policy/schedule.js';
+export { ByteTokenizer, loadTokenizer, type Tokenizer } from './policy/tokenizer.js';
+export {
+  renderChat,
+  ChatRenderer,
+  parseToolCalls,
+  type ChatMessage as ChatTemplateMessage,
+  type ToolDefinition,
+  type RenderedChat,
+} from './policy/chat-template.js';
+
 import { native } from './native.js';
 
 /** What the native addon was built against (libtorch version and source, CUDA, threads). */

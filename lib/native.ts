@@ -70,7 +70,112 @@ export interface NativeBenchResult {
   loss: number;
 }
 
+/** The decoder's architecture, fully resolved (lib/policy/model-config.ts). */
+export interface NativeModelConfig {
+  vocabSize: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  ropeTheta: number;
+  rmsNormEps: number;
+  tieWordEmbeddings: boolean;
+  /** Qwen3's per-head RMSNorm on q and k. */
+  qkNorm: boolean;
+  /** Qwen2's biases on the q, k and v projections. */
+  attentionBias: boolean;
+}
+
+/** A parameter as Hugging Face checkpoints name it. */
+export interface NativeParameterSpec {
+  name: string;
+  shape: number[];
+}
+
+/** Floating-point dtypes of weights crossing the boundary, in safetensors' spelling. */
+export type NativeDtype = 'F32' | 'BF16' | 'F16';
+export type NativeStateKind = 'parameter' | 'exp_avg' | 'exp_avg_sq';
+
+export interface NativeGenerationRequest {
+  id: number;
+  prompt: Int32Array;
+  /** 0 = greedy. */
+  temperature: number;
+  /** 0 = off. */
+  topK: number;
+  /** 1 = off. */
+  topP: number;
+  seed: number;
+}
+
+/** Sequences packed end to end: sequence i is tokens[offsets[i], offsets[i + 1]). */
+export interface NativePackedSequences {
+  tokens: Int32Array;
+  offsets: Int32Array;
+}
+
+/** Per-token arrays aligned with tokens (entry j is token j, predicted from those before it). */
+export interface NativeTrainBatch extends NativePackedSequences {
+  weights: Float32Array;
+  oldLogprobs: Float32Array;
+  advantages: Float32Array;
+  refLogprobs?: Float32Array;
+}
+
+export interface NativeTrainOptions extends NativeLossOptions {
+  microBatchTokens: number;
+  activationCheckpointing: boolean;
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** 0 = no clipping. */
+  maxGradNorm: number;
+  applyUpdate: boolean;
+  returnGradients: boolean;
+  lossPath: 'fused' | 'autograd';
+}
+
+export interface NativeTrainResult {
+  loss: number;
+  gradNorm: number;
+  stats: NativeLossStats;
+  tokens: number;
+  microBatches: number;
+  seconds: number;
+  /** fp32 gradients by parameter name, when returnGradients. */
+  gradients?: Record<string, Float32Array>;
+}
+
+export interface NativePolicyHandle {
+  parameterSpecs(): NativeParameterSpec[];
+  initRandom(init: { std: number; seed: number }): void;
+  /** Little-endian bytes of the spec's shape in `dtype`. */
+  setState(kind: NativeStateKind, index: number, dtype: NativeDtype, bytes: Uint8Array): void;
+  getState(kind: NativeStateKind, index: number, dtype: NativeDtype): Uint8Array;
+  hasOptimizerState(): boolean;
+  optimizerStep(): number;
+  setOptimizerStep(step: number): void;
+  /** Releases, admits (prefills), then samples one token for every sequence in the batch. */
+  generateStep(step: {
+    release: Float64Array;
+    admit: NativeGenerationRequest[];
+  }): Promise<{ ids: Float64Array; tokens: Int32Array; logprobs: Float32Array }>;
+  logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number }): Promise<Float32Array>;
+  trainStep(batch: NativeTrainBatch, options: NativeTrainOptions): Promise<NativeTrainResult>;
+  dispose(): void;
+}
+
 export interface NativeAddon {
+  PolicyHandle: new (
+    config: NativeModelConfig,
+    options: { device: string; computeDtype: NativeDtype },
+  ) => NativePolicyHandle;
+  parameterSpecs(config: NativeModelConfig): NativeParameterSpec[];
+
   setErrorClass(errorClass: typeof SwerlError): void;
   buildInfo(): NativeBuildInfo;
   /** 0 = the machine's core count. Returns the count in effect. */

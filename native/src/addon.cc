@@ -61,6 +61,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_math(env, exports);
   register_loss(env, exports);
   register_bench(env, exports);
+  register_policy(env, exports);
   return exports;
 }
 

@@ -10,10 +10,12 @@ namespace {
 
 void check_fused_operands(const at::Tensor& hidden, const at::Tensor& weight,
                           const FusedChunks& chunks) {
-  if (hidden.dim() != 2 || hidden.scalar_type() != at::kFloat || !hidden.device().is_cpu())
-    throw_invalid("hidden must be a CPU float32 tensor [T, H]");
-  if (weight.dim() != 2 || weight.scalar_type() != at::kFloat || !weight.device().is_cpu())
-    throw_invalid("weight must be a CPU float32 tensor [V, H]");
+  if (hidden.dim() != 2 || hidden.scalar_type() != at::kFloat)
+    throw_invalid("hidden must be a float32 tensor [T, H]");
+  if (weight.dim() != 2 || weight.scalar_type() != at::kFloat)
+    throw_invalid("weight must be a float32 tensor [V, H]");
+  if (hidden.device() != weight.device())
+    throw_invalid("hidden and weight must be on the same device");
   if (weight.size(1) != hidden.size(1))
     throw_invalid("weight [V, H] and hidden [T, H] must share H (hiddenSize)");
   if (chunks.tokens < 1 || chunks.vocab < 1) throw_invalid("chunk sizes must be >= 1");
@@ -39,15 +41,17 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
   const int64_t tokens = hidden.size(0), vocab = weight.size(0);
   check_policy_loss_inputs(in, tokens, vocab, options);
 
+  // Tiles run on the operands' device; the O(T) per-token terms on the CPU (token_terms).
   FusedLinearForward out;
-  out.lse = at::empty({tokens}, at::kFloat);
-  out.entropy = at::empty({tokens}, at::kFloat);
-  out.logprobs = at::empty({tokens}, at::kFloat);
+  out.lse = at::empty({tokens}, hidden.options());
+  out.entropy = at::empty({tokens}, hidden.options());
+  out.logprobs = at::empty({tokens}, hidden.options());
+  const at::Tensor targets = in.targets.to(hidden.device());
   for (int64_t t0 = 0; t0 < tokens; t0 += chunks.tokens) {
     const int64_t rows = std::min(chunks.tokens, tokens - t0);
     const at::Tensor x = hidden.narrow(0, t0, rows);
-    const at::Tensor y = in.targets.narrow(0, t0, rows);
-    RunningSoftmax softmax(rows);
+    const at::Tensor y = targets.narrow(0, t0, rows);
+    RunningSoftmax softmax(rows, x);
     for (int64_t v0 = 0; v0 < vocab; v0 += chunks.vocab) {
       const int64_t cols = std::min(chunks.vocab, vocab - v0);
       softmax.absorb(tile_logits(x, weight.narrow(0, v0, cols), options.temperature), y, v0);
@@ -59,10 +63,10 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
     out.logprobs.narrow(0, t0, rows).copy_(softmax.target_logit - lse);
   }
 
-  const TokenTerms terms = token_terms(out.logprobs, out.entropy, in.old_logprobs,
+  const TokenTerms terms = token_terms(out.logprobs.cpu(), out.entropy.cpu(), in.old_logprobs,
                                        in.advantages, in.weights, in.ref_logprobs, options);
-  out.logit_coef = terms.logit_coef;
-  out.entropy_coef = terms.entropy_coef;
+  out.logit_coef = terms.logit_coef.to(hidden.device());
+  out.entropy_coef = terms.entropy_coef.to(hidden.device());
   out.has_entropy_term = options.entropy_coef != 0.0;
   out.stats = stats_of(terms);
   return out;
@@ -70,7 +74,7 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
 
 FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
                                                     const at::Tensor& weight_in,
-                                                    const at::Tensor& targets,
+                                                    const at::Tensor& targets_in,
                                                     const FusedLinearForward& fwd,
                                                     double temperature, double grad_scale,
                                                     const FusedChunks& chunks) {
@@ -78,6 +82,7 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
   const at::Tensor hidden = hidden_in.contiguous(), weight = weight_in.contiguous();
   const int64_t vocab = weight.size(0);
   FusedLinearGrads out{at::zeros_like(hidden), at::zeros_like(weight)};
+  const at::Tensor targets = targets_in.to(hidden.device());
 
   at::Tensor coef = fwd.logit_coef, ecoef = fwd.entropy_coef;
   if (grad_scale != 1.0) {

@@ -4,11 +4,11 @@
 
 namespace swerl {
 
-RunningSoftmax::RunningSoftmax(int64_t rows)
-    : max(at::full({rows}, -std::numeric_limits<float>::infinity(), at::kFloat)),
-      sum_exp(at::zeros({rows}, at::kFloat)),
-      sum_exp_logit(at::zeros({rows}, at::kFloat)),
-      target_logit(at::zeros({rows}, at::kFloat)) {}
+RunningSoftmax::RunningSoftmax(int64_t rows, const at::Tensor& like)
+    : max(at::full({rows}, -std::numeric_limits<float>::infinity(), like.options().dtype(at::kFloat))),
+      sum_exp(at::zeros({rows}, like.options().dtype(at::kFloat))),
+      sum_exp_logit(at::zeros({rows}, like.options().dtype(at::kFloat))),
+      target_logit(at::zeros({rows}, like.options().dtype(at::kFloat))) {}
 
 void RunningSoftmax::absorb(const at::Tensor& s, const at::Tensor& targets, int64_t v0) {
   const int64_t cols = s.size(1);

@@ -11,7 +11,8 @@ namespace swerl {
 struct RunningSoftmax {
   at::Tensor max, sum_exp, sum_exp_logit, target_logit;
 
-  explicit RunningSoftmax(int64_t rows);
+  // Accumulators are float32 on the device of `like`.
+  RunningSoftmax(int64_t rows, const at::Tensor& like);
   // Folds a tile in; picks up s_{t, y_t} for the rows whose target lies in this tile.
   void absorb(const at::Tensor& scaled_logits, const at::Tensor& targets, int64_t v0);
   // lse_t and H_t = lse_t - sum_j p_tj s_tj.

@@ -43,7 +43,7 @@ PolicyLossResult policy_loss(const at::Tensor& logits, const PolicyLossInputs& i
 
   // One tile spanning the whole vocabulary: this is the materialized path.
   at::Tensor scaled = logits.mul(1.0 / options.temperature);
-  RunningSoftmax softmax(tokens);
+  RunningSoftmax softmax(tokens, scaled);
   softmax.absorb(scaled, in.targets, 0);
   PolicyLossResult out;
   at::Tensor lse;

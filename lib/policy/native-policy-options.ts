@@ -1,0 +1,152 @@
+/** The option sections of NativePolicy, one ajv schema each, validated and fully defaulted. */
+import { invalidArg } from '../errors.js';
+import { optionsParser } from '../schema.js';
+import type { LrSchedule } from './schedule.js';
+
+export interface OptimizerOptions {
+  /** Peak learning rate (DeepSWE: 1e-6). */
+  lr: number;
+  betas: [number, number];
+  eps: number;
+  /** Decoupled weight decay on matrices (not on norms and biases). */
+  weightDecay: number;
+  schedule: LrSchedule;
+}
+
+export interface NativePolicyOptions {
+  /** 'cpu', 'cuda' or 'cuda:N'. */
+  device: string;
+  /** Dtype of the forward and backward; master weights and optimizer state stay fp32. Default: float32 on CPU, bfloat16 on CUDA. */
+  computeDtype?: 'float32' | 'bfloat16' | 'float16';
+  /** Seeds random initialization and the default seeds of generate(). */
+  seed: number;
+  /** Standard deviation of random initialization (Hugging Face's initializer_range). */
+  initStd: number;
+  /** 'auto': the directory's tokenizer.json if it has one, else the byte tokenizer. */
+  tokenizer: 'auto' | 'byte';
+  optimizer: OptimizerOptions;
+  /** Global gradient-norm clipping; 0 = off. */
+  maxGradNorm: number;
+  /** Padded tokens per forward pass (rows x longest sequence) in trainStep and logprobs. */
+  microBatchTokens: number;
+  /** Recompute each layer's activations in the backward instead of keeping them. */
+  activationCheckpointing: boolean;
+  /** Restore optimizer.safetensors when the directory has it (resume). */
+  loadOptimizerState: boolean;
+  /** Sequences decoded together at most. */
+  maxBatchSize: number;
+  /** libtorch intra-op threads; 0 = every core. */
+  threads?: number;
+}
+
+/** What NativePolicy.load takes: every field optional, nested sections too. */
+export interface NativePolicyLoadOptions extends Partial<Omit<NativePolicyOptions, 'optimizer'>> {
+  optimizer?: Partial<Omit<OptimizerOptions, 'schedule'>> & { schedule?: Partial<LrSchedule> };
+}
+
+const parsePolicyOptionsSchema = optionsParser<NativePolicyOptions>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    device: { type: 'string', pattern: '^(cpu|cuda(:[0-9]+)?)$', default: 'cpu' },
+    computeDtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'] },
+    seed: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+    initStd: { type: 'number', exclusiveMinimum: 0, default: 0.02 },
+    tokenizer: { type: 'string', enum: ['auto', 'byte'], default: 'auto' },
+    optimizer: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        lr: { type: 'number', minimum: 0, default: 1e-6 },
+        betas: {
+          type: 'array',
+          items: [
+            { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+            { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+          ],
+          minItems: 2,
+          maxItems: 2,
+          default: [0.9, 0.999],
+        },
+        eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
+        weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+        schedule: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            kind: { type: 'string', enum: ['constant', 'cosine'], default: 'constant' },
+            warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+            totalSteps: { type: 'integer', minimum: 1 },
+            minLrRatio: { type: 'number', minimum: 0, maximum: 1, default: 0 },
+          },
+        },
+      },
+    },
+    maxGradNorm: { type: 'number', minimum: 0, default: 1 },
+    microBatchTokens: { type: 'integer', minimum: 1, default: 8192 },
+    activationCheckpointing: { type: 'boolean', default: false },
+    loadOptimizerState: { type: 'boolean', default: true },
+    maxBatchSize: { type: 'integer', minimum: 1, default: 64 },
+    threads: { type: 'integer', minimum: 0 },
+  },
+});
+
+export function parsePolicyOptions(value: unknown, field: string): NativePolicyOptions {
+  const options = parsePolicyOptionsSchema(value, field);
+  const schedule = options.optimizer.schedule;
+  if (schedule.kind === 'cosine' && schedule.totalSteps === undefined)
+    throw invalidArg(`${field}.optimizer.schedule.totalSteps`, 'is required by the cosine schedule', 'set it to the run\'s optimizer steps');
+  return options;
+}
+
+export interface GenerateOptions {
+  /** Most tokens to sample (the stop token included). */
+  maxTokens: number;
+  /** Ids that end the generation (kept as its last token). Default: the tokenizer's end-of-turn ids. */
+  stopTokens?: number[];
+  /** 0 = greedy. Default 1: pure sampling, what RL needs. */
+  temperature: number;
+  /** Restrict sampling to the k most likely tokens (0 = off). */
+  topK: number;
+  /** Restrict sampling to the smallest set of mass >= p (1 = off). */
+  topP: number;
+  /** Seed of this request's random stream; default: drawn from the policy's seed. */
+  seed?: number;
+}
+
+export const parseGenerateOptions = optionsParser<GenerateOptions>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['maxTokens'],
+  properties: {
+    maxTokens: { type: 'integer', minimum: 0 },
+    stopTokens: { type: 'array', items: { type: 'integer', minimum: 0 } },
+    temperature: { type: 'number', minimum: 0, default: 1 },
+    topK: { type: 'integer', minimum: 0, default: 0 },
+    topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
+    seed: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+  },
+});
+
+export interface SaveOptions {
+  /**
+   * Dtype of the model files (the fp32 master weights go to optimizer.safetensors when
+   * narrower). Default: config.json's torch_dtype, float32 when it has none.
+   */
+  dtype?: 'float32' | 'bfloat16' | 'float16';
+  maxShardBytes: number;
+  /** Save AdamW's state and the master weights too, so training resumes exactly. */
+  optimizer: boolean;
+}
+
+export const parseSaveOptions = optionsParser<SaveOptions>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    dtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'] },
+    maxShardBytes: { type: 'integer', minimum: 1, default: 5e9 },
+    optimizer: { type: 'boolean', default: true },
+  },
+});
