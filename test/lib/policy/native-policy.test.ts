@@ -374,3 +374,56 @@ t.test('weight updates wait for running generations', async (t) => {
   const [lp] = await policy.logprobs([[...prompt, ...g.tokens]]);
   t.ok(maxAbsDiff(g.logprobs, lp!.subarray(prompt.length)) > 1e-3, 'the update came after the generation (its logprobs are the old weights)');
 });
+
+t.test('bf16 compute keeps fp32 master weights that take updates too small for bf16', async (t) => {
+  const dir = t.testdir();
+  const policy = await NativePolicy.load(TINY, { seed: 12, computeDtype: 'bfloat16', optimizer: { lr: 1e-5, weightDecay: 0 } });
+  t.teardown(() => policy.dispose());
+  const corpus = [randomTokens(24, 265), randomTokens(16, 265)];
+  await policy.save(path.join(dir, 'before'), { dtype: 'float32', optimizer: false });
+  for (let step = 0; step < 3; ++step) {
+    const old = await policy.logprobs(corpus);
+    await policy.trainStep({ sequences: batchOf(rng, corpus, 265, old) });
+  }
+  await policy.save(path.join(dir, 'after'), { dtype: 'float32', optimizer: false });
+  const read = async (name: string) => {
+    const bytes = await fs.readFile(path.join(dir, name, 'model.safetensors'));
+    const headerLength = Number(bytes.readBigUInt64LE(0));
+    const data = bytes.subarray(8 + headerLength);
+    return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+  };
+  const [before, after] = [await read('before'), await read('after')];
+  // A bf16 weight moves only by at least half its unit in the last place (8 significant bits).
+  const halfUlp = (x: number) => (x === 0 ? 0 : 2 ** (Math.floor(Math.log2(Math.abs(x))) - 8));
+  let moved = 0, belowBf16 = 0;
+  for (let i = 0; i < after.length; ++i) {
+    const change = Math.abs(after[i]! - before[i]!);
+    if (change > 0) ++moved;
+    if (change > 0 && change < halfUlp(before[i]!)) ++belowBf16;
+  }
+  t.ok(moved > after.length / 2, `most master weights moved (${moved} of ${after.length})`);
+  t.ok(belowBf16 > moved / 4, `${belowBf16} of them by less than a bf16 weight could move`);
+  const g = await policy.generate({ prompt: corpus[0]!, maxTokens: 5, stopTokens: [] });
+  const [lp] = await policy.logprobs([[...corpus[0]!, ...g.tokens]]);
+  t.ok(maxAbsDiff(g.logprobs, lp!.subarray(corpus[0]!.length)) < 0.05, 'bf16 sampling and scoring agree to bf16 precision');
+});
+
+const cuda = (await import('../../../lib/native.js')).native().buildInfo().cuda;
+t.test('on CUDA: the same model samples, scores and trains like on the CPU', { skip: cuda ? false : 'the addon was built without CUDA' }, async (t) => {
+  const cpu = await NativePolicy.load(TINY, { seed: 31 });
+  const gpu = await NativePolicy.load(TINY, { seed: 31, device: 'cuda', computeDtype: 'float32' });
+  t.teardown(() => (cpu.dispose(), gpu.dispose()));
+  const prompts = [randomTokens(7, 265), randomTokens(3, 265)];
+  const generations = await Promise.all(prompts.map((prompt) => gpu.generate({ prompt, maxTokens: 20, stopTokens: [] })));
+  const sequences = prompts.map((p, i) => [...p, ...generations[i]!.tokens]);
+  const [onCpu, onGpu] = [await cpu.logprobs(sequences), await gpu.logprobs(sequences)];
+  for (const [i, g] of generations.entries()) {
+    t.ok(maxAbsDiff(g.logprobs, onGpu[i]!.subarray(prompts[i]!.length)) < 1e-4, `sampler vs forward on the GPU, request ${i}`);
+    t.ok(maxAbsDiff(onCpu[i]!, onGpu[i]!) < 1e-3, `GPU vs CPU logprobs, sequence ${i}`);
+  }
+  const batch = { sequences: batchOf(new Rng(5), sequences, 265, onCpu) };
+  const [a, b] = [await cpu.gradients(batch), await gpu.gradients(batch)];
+  let worst = 0;
+  for (const [name, g] of Object.entries(a.gradients)) worst = Math.max(worst, 1 - cosine(g, b.gradients[name]!));
+  t.ok(worst < 1e-4, `GPU gradients match the CPU's (worst 1 - cosine ${worst.toExponential(2)})`);
+});
