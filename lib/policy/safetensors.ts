@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { invalidArg, SwerlError } from '../errors.js';
+import { syncDirectory } from '../util/atomic.js';
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL';
 
@@ -384,7 +385,7 @@ export async function writeSafetensorsCheckpoint(
       written.push(index);
       await writeIndex(index, shards, names);
     }
-    await syncFolder(absolute);
+    await syncDirectory(absolute);
   } catch (error) {
     // Leave no partial checkpoint behind for a later reader to trip on.
     await Promise.all(written.map((file) => fs.rm(file, { force: true })));
@@ -535,19 +536,6 @@ async function writeAll(handle: fs.FileHandle, bytes: Uint8Array, position: numb
     done += bytesWritten;
   }
   return position + done;
-}
-
-/** The new files' directory entries must be durable too; not every platform can fsync a folder. */
-async function syncFolder(dir: string): Promise<void> {
-  let handle: fs.FileHandle | undefined;
-  try {
-    handle = await fs.open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // best effort (EISDIR/EPERM on platforms without directory fsync)
-  } finally {
-    await handle?.close();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

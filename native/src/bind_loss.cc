@@ -2,6 +2,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "bindings.h"
+#include "loss_stats_js.h"
 #include "napi_util.h"
 #include "policy_loss.h"
 #include "policy_loss_autograd.h"
@@ -106,18 +107,6 @@ LossCall begin_loss_call(const Napi::CallbackInfo& info) {
   read_token_inputs(call.inputs, *call.job, call.owners);
   call.job->vocab = int64_t(number_field(call.inputs, "vocabSize"));
   return call;
-}
-
-Napi::Object stats_to_js(Napi::Env env, const LossStats& s) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("approxKl", s.approx_kl);
-  o.Set("clipFracLow", s.clip_frac_low);
-  o.Set("clipFracHigh", s.clip_frac_high);
-  o.Set("ratioMean", s.ratio_mean);
-  o.Set("ratioMax", s.ratio_max);
-  o.Set("entropyMean", s.entropy_mean);
-  o.Set("maskedTokens", double(s.masked_tokens));
-  return o;
 }
 
 Napi::Object common_result(Napi::Env env, LossJob& job) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "loss_stats_js.h"
 #include "napi_util.h"
 #include "policy.h"
 #include "promise_worker.h"
@@ -79,18 +80,6 @@ std::vector<float> read_floats(const Napi::Object& o, const char* field, size_t 
   if (view.length != expected)
     throw_invalid(std::string(field) + " must have " + std::to_string(expected) + " entries (one per token)");
   return std::vector<float>(view.data, view.data + view.length);
-}
-
-Napi::Object stats_to_js(Napi::Env env, const LossStats& s) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("approxKl", s.approx_kl);
-  o.Set("clipFracLow", s.clip_frac_low);
-  o.Set("clipFracHigh", s.clip_frac_high);
-  o.Set("ratioMean", s.ratio_mean);
-  o.Set("ratioMax", s.ratio_max);
-  o.Set("entropyMean", s.entropy_mean);
-  o.Set("maskedTokens", double(s.masked_tokens));
-  return o;
 }
 
 // Everything a worker needs of its policy: the object (kept alive) and its device.
