@@ -141,6 +141,13 @@ export async function readFileThroughExec(sandbox: Sandbox, file: string, maxByt
 
 export async function writeFileThroughExec(sandbox: Sandbox, file: string, data: string | Uint8Array): Promise<void> {
   const target = shellQuote(sandboxPath(sandbox.workdir, file));
-  const result = await sandbox.exec(`mkdir -p -- "$(dirname -- ${target})" && cat > ${target}`, { stdin: data });
-  if (result.exitCode !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `cannot write ${file}: ${result.output.trim()}`);
+  const prepare = `mkdir -p -- "$(dirname -- ${target})"`;
+  const result = await sandbox.exec(`${prepare} && cat > ${target}`, { stdin: data });
+  if (result.exitCode === 0) return;
+  // When the command fails before reading its input, a Docker API server may report its own
+  // broken stdin pipe instead of the command's error (seen with podman's attach); the same
+  // write without input says why it failed.
+  const probe = await sandbox.exec(`${prepare} && : > ${target}`);
+  const reason = probe.exitCode !== 0 ? probe.output : result.output;
+  throw new SwerlError('ERR_SWERL_SANDBOX', `cannot write ${file}: ${reason.trim()}`);
 }
