@@ -31,7 +31,7 @@ void Generator::release(int64_t id) {
 
 std::vector<GeneratedToken> Generator::sample(const at::Tensor& hidden, size_t first) {
   const size_t n = size_t(hidden.size(0));
-  const at::Tensor logits = at::matmul(hidden, model_.lm_head().t());
+  const at::Tensor logits = linear(hidden, model_.lm_head(), at::Tensor());
   std::vector<SamplingParams> params(n);
   std::vector<uint64_t> draws(n);
   for (size_t i = 0; i < n; ++i) {

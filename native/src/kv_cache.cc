@@ -14,7 +14,9 @@ void KvCache::reserve(int64_t slots, int64_t length) {
   const int64_t new_length = length <= length_ ? length_ : std::max({length, 2 * length_, int64_t(64)});
   for (int64_t l = 0; l < layers_; ++l) {
     for (at::Tensor* t : {&keys_[l], &values_[l]}) {
-      at::Tensor grown = at::empty({new_slots, kv_heads_, new_length, head_dim_}, options_);
+      // Zeros, not empty: positions past a sequence's length are masked out of the scores, but
+      // their values still meet a zero probability in probs @ V, and 0 * NaN garbage is NaN.
+      at::Tensor grown = at::zeros({new_slots, kv_heads_, new_length, head_dim_}, options_);
       if (t->defined() && slots_ > 0 && length_ > 0)
         grown.narrow(0, 0, slots_).narrow(2, 0, length_).copy_(*t);
       *t = grown;

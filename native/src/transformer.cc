@@ -12,11 +12,21 @@
 
 namespace swerl {
 
-namespace {
-
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (x.numel() == x.size(-1) && x.device().is_cpu()) {
+    // One row (decoding one sequence): a CPU GEMM would first pack all of W, which costs more
+    // than the product itself (measured: 59 ms of a 64 ms decode step of a 48M model); a
+    // matrix-vector product reads W once.
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    at::Tensor y = at::mv(weight, x.reshape({-1}));
+    if (bias.defined()) y = y + bias;
+    return y.view(shape);
+  }
   return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
 }
+
+namespace {
 
 // rotate_half(x) = cat(-x2, x1) over the last dimension, x = cat(x1, x2).
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
@@ -94,9 +104,9 @@ at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tens
   q = apply_rotary(q.transpose(1, 2), cos, sin);
   k = apply_rotary(k.transpose(1, 2), cos, sin);
   const at::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({B, T, config_.num_heads * D});
-  const at::Tensor mid = x + at::linear(attended, w.o);
+  const at::Tensor mid = x + linear(attended, w.o, at::Tensor());
   const at::Tensor g = rms_norm(mid, w.post_norm);
-  return mid + at::linear(at::silu(at::linear(g, w.gate)) * at::linear(g, w.up), w.down);
+  return mid + linear(at::silu(linear(g, w.gate, at::Tensor())) * linear(g, w.up, at::Tensor()), w.down, at::Tensor());
 }
 
 namespace {

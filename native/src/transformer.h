@@ -68,6 +68,10 @@ class Transformer {
   std::vector<LayerWeights> layers_;
 };
 
+// y = x W^T (+ b) over the last dimension of x; single rows on the CPU take a
+// matrix-vector product.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
 // Fills every parameter for training from scratch: normal(0, std) matrices, ones for norms,
 // zeros for biases (what Hugging Face's _init_weights does), from a seeded generator.
 void init_random(Transformer& model, double std, uint64_t seed);
