@@ -27,6 +27,7 @@ const quick = process.argv.includes('--quick');
 const repeats = Number(flag('--repeats') ?? (quick ? 1 : 3));
 if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats must be an integer >= 1 (got ${flag('--repeats')})`);
 const minSeconds = Number(flag('--min-seconds') ?? (quick ? 0 : 2));
+if (!(minSeconds >= 0)) throw new Error(`--min-seconds must be a number >= 0 (got ${flag('--min-seconds')})`);
 const MAX_REPEATS = 50;
 /** Whether a cell with these timed runs (seconds) needs another. */
 const more = (times: number[]) => times.length < repeats || (times.length < MAX_REPEATS && times.reduce((a, b) => a + b, 0) < minSeconds);
