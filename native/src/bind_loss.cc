@@ -2,7 +2,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "bindings.h"
-#include "loss_stats_js.h"
+#include "loss_js.h"
 #include "napi_util.h"
 #include "policy_loss.h"
 #include "policy_loss_autograd.h"
@@ -43,26 +43,6 @@ T* sized(const ArrayView<T>& a, int64_t expected, const char* name) {
   return a.data;
 }
 
-KlKind kl_kind_of(const std::string& kind) {
-  if (kind == "k1") return KlKind::K1;
-  if (kind == "k2") return KlKind::K2;
-  if (kind == "k3") return KlKind::K3;
-  throw_invalid("kl.kind must be 'k1', 'k2' or 'k3'");
-}
-
-// The options object JS sends: flat and fully defaulted (lib/math/policy-loss.ts).
-void read_options(const Napi::Object& o, LossJob& job) {
-  job.options.clip_low = number_field(o, "clipLow");
-  job.options.clip_high = number_field(o, "clipHigh");
-  job.options.dual_clip = number_field(o, "dualClip");
-  job.options.temperature = number_field(o, "temperature");
-  job.options.entropy_coef = number_field(o, "entropyCoef");
-  job.options.kl_coef = number_field(o, "klCoef");
-  job.options.kl_kind = kl_kind_of(string_field(o, "klKind"));
-  job.chunks.tokens = int64_t(number_field(o, "chunkTokens"));
-  job.chunks.vocab = int64_t(number_field(o, "chunkVocab"));
-  check_loss_options(job.options);
-}
 
 // Per-token inputs shared by every loss; T is the length of targets.
 void read_token_inputs(const Napi::Object& in, LossJob& job, std::vector<Napi::Object>& owners) {
@@ -103,7 +83,7 @@ struct LossCall {
 LossCall begin_loss_call(const Napi::CallbackInfo& info) {
   LossCall call;
   call.inputs = object_arg(info, 0, "inputs");
-  read_options(object_arg(info, 1, "options"), *call.job);
+  read_loss_options(object_arg(info, 1, "options"), call.job->options, call.job->chunks);
   read_token_inputs(call.inputs, *call.job, call.owners);
   call.job->vocab = int64_t(number_field(call.inputs, "vocabSize"));
   return call;

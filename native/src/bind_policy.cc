@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "bindings.h"
-#include "loss_stats_js.h"
+#include "loss_js.h"
 #include "napi_util.h"
 #include "policy.h"
 #include "promise_worker.h"
@@ -314,17 +314,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       const Napi::Object b = object_arg(info, 0, "batch");
       const Napi::Object o = object_arg(info, 1, "options");
       TrainOptions& opt = job->options;
-      opt.loss.clip_low = number_field(o, "clipLow");
-      opt.loss.clip_high = number_field(o, "clipHigh");
-      opt.loss.dual_clip = number_field(o, "dualClip");
-      opt.loss.temperature = number_field(o, "temperature");
-      opt.loss.entropy_coef = number_field(o, "entropyCoef");
-      opt.loss.kl_coef = number_field(o, "klCoef");
-      const std::string kl_kind = string_field(o, "klKind");
-      opt.loss.kl_kind = kl_kind == "k1" ? KlKind::K1 : kl_kind == "k2" ? KlKind::K2 : KlKind::K3;
-      check_loss_options(opt.loss);
-      opt.chunks.tokens = int64_t(number_field(o, "chunkTokens"));
-      opt.chunks.vocab = int64_t(number_field(o, "chunkVocab"));
+      read_loss_options(o, opt.loss, opt.chunks);
       opt.micro_batch_tokens = int64_t(number_field(o, "microBatchTokens"));
       opt.activation_checkpointing = bool_field(o, "activationCheckpointing");
       opt.adamw.lr = number_field(o, "lr");

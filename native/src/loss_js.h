@@ -1,0 +1,47 @@
+// The loss's options and stats as they cross the boundary (lib/native.ts: NativeLossOptions,
+// NativeLossStats), shared by every binding that runs the loss.
+#pragma once
+#include <napi.h>
+
+#include <string>
+
+#include "napi_util.h"
+#include "policy_loss.h"
+#include "swerl_error.h"
+
+namespace swerl::js {
+
+inline Napi::Object stats_to_js(Napi::Env env, const LossStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("approxKl", s.approx_kl);
+  o.Set("clipFracLow", s.clip_frac_low);
+  o.Set("clipFracHigh", s.clip_frac_high);
+  o.Set("ratioMean", s.ratio_mean);
+  o.Set("ratioMax", s.ratio_max);
+  o.Set("entropyMean", s.entropy_mean);
+  o.Set("maskedTokens", double(s.masked_tokens));
+  return o;
+}
+
+inline KlKind kl_kind_of(const std::string& kind) {
+  if (kind == "k1") return KlKind::K1;
+  if (kind == "k2") return KlKind::K2;
+  if (kind == "k3") return KlKind::K3;
+  throw_invalid("kl.kind must be 'k1', 'k2' or 'k3'");
+}
+
+// The options object JS sends: flat and fully defaulted (lib/math/policy-loss.ts).
+inline void read_loss_options(const Napi::Object& o, LossOptions& options, FusedChunks& chunks) {
+  options.clip_low = number_field(o, "clipLow");
+  options.clip_high = number_field(o, "clipHigh");
+  options.dual_clip = number_field(o, "dualClip");
+  options.temperature = number_field(o, "temperature");
+  options.entropy_coef = number_field(o, "entropyCoef");
+  options.kl_coef = number_field(o, "klCoef");
+  options.kl_kind = kl_kind_of(string_field(o, "klKind"));
+  chunks.tokens = int64_t(number_field(o, "chunkTokens"));
+  chunks.vocab = int64_t(number_field(o, "chunkVocab"));
+  check_loss_options(options);
+}
+
+}  // namespace swerl::js
