@@ -32,8 +32,9 @@ export interface RefResult {
   entropy: Float64Array;
   gradLogits: Float64Array;
   /**
-   * |w_t d2Loss_t/dl_t2| max(1, |lse_t|) |[j = y_t] - p_tj| / tau: how far dLoss/dz moves per
-   * unit rounding of l_t. Ill-conditioned tokens (a KL term near its minimum, say) legitimately
+   * (|w_t d2Loss_t/dl_t2| |[j = y_t] - p_tj| + |w_t dLoss_t/dl_t| p_tj) max(1, |lse_t|) / tau:
+   * how far dLoss/dz moves per unit rounding of the logits, through l_t and through p_tj.
+   * Ill-conditioned tokens (a KL term near its minimum, a nearly certain target) legitimately
    * differ from the reference by more than 1e-5 of the gradient itself.
    */
   gradSensitivity: Float64Array;
@@ -165,7 +166,10 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
       const dlogprob = ((j === y ? 1 : 0) - p[j]!) / o.temperature;
       const dH = (-p[j]! * (s[j]! - lse + H)) / o.temperature;
       grad[t * V + j] = w * (dl * dlogprob - o.entropyCoef * dH);
-      sensitivity[t * V + j] = Math.abs(w * d2l * dlogprob) * magnitude;
+      // Rounding of the logits (relative to their magnitude) moves the result two ways: through
+      // l_t, into dl (the first term), and through p_j, into dlogprob itself. The second
+      // dominates when the target is nearly certain: 1 - p_y then cancels (seen: p_y = 1 - 2e-5).
+      sensitivity[t * V + j] = (Math.abs(w * d2l * dlogprob) + Math.abs((w * dl * p[j]!) / o.temperature)) * magnitude;
     }
 
     if (w > 0) {
