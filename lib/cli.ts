@@ -1,16 +1,23 @@
 #!/usr/bin/env node
 /** The swerl command line. */
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
 import { SwerlError } from './errors.js';
 import { createSandboxBackend } from './env/sandbox/backends.js';
 import { loadTasks } from './env/tasks/load.js';
 import { validateTasks, validationTable } from './env/validate.js';
+import { train } from './train/trainer.js';
 import { writeJsonAtomic } from './util/atomic.js';
 
 const USAGE = `usage: swerl <command>
 
 commands:
+  train <config.json>     train a policy (GRPO++ and friends); see examples/*.json
+      --resume                 continue the run in run.dir from its last checkpoint
+      --steps N                override run.steps
+      --dir DIR                override run.dir
+                               (relative paths in the config are taken from the working directory)
   tasks validate <path>   gold patch must score 1 and the untouched repo 0 (each run twice)
       --sandbox local|docker   backend (default local)
       --runs N                 runs of each check (default 2)
@@ -63,6 +70,42 @@ async function tasksValidate(args: string[]): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
+async function trainCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { resume: { type: 'boolean', default: false }, steps: { type: 'string' }, dir: { type: 'string' } },
+  });
+  if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `train takes one config file, got ${positionals.length}\n\n${USAGE}`);
+  let config: Record<string, unknown>;
+  try {
+    config = JSON.parse(await readFile(positionals[0]!, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw new SwerlError('ERR_SWERL_INVALID_ARG', `cannot read the config ${positionals[0]}: ${(error as Error).message}`);
+  }
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new SwerlError('ERR_SWERL_INVALID_ARG', `${positionals[0]} must hold a JSON object`);
+  const run = { ...((config.run ?? {}) as Record<string, unknown>) };
+  if (values.resume) run.resume = true;
+  if (values.steps !== undefined) run.steps = positiveInt(values.steps, '--steps', 1);
+  if (values.dir !== undefined) run.dir = values.dir;
+
+  // Ctrl-C: finish nothing new, close every env, keep what is written. A second one forces.
+  const stop = new AbortController();
+  const onInterrupt = () => {
+    console.error('\nswerl: stopping: closing the running episodes (Ctrl-C again to force)');
+    stop.abort();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onInterrupt);
+  const summary = await train({ ...config, run }, { signal: stop.signal });
+  const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
+  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
+  if (evals) console.log(`greedy success by step: ${evals}`);
+  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
+  return summary.stopped ? 130 : 0;
+}
+
 async function sandboxReap(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -76,6 +119,7 @@ async function sandboxReap(args: string[]): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
+  if (command === 'train') return trainCommand(argv.slice(1));
   if (command === 'tasks' && sub === 'validate') return tasksValidate(rest);
   if (command === 'sandbox' && sub === 'reap') return sandboxReap(rest);
   if (command === undefined || command === '--help' || command === '-h') {

@@ -21,7 +21,9 @@ export type SwerlErrorCode =
   /** A numeric failure (a non-finite gradient norm, say); nothing was changed. */
   | 'ERR_SWERL_NUMERIC'
   /** The object was disposed; create a new one. */
-  | 'ERR_SWERL_DISPOSED';
+  | 'ERR_SWERL_DISPOSED'
+  /** The work was stopped from outside (Ctrl-C, a failed sibling rollout). */
+  | 'ERR_SWERL_ABORTED';
 
 export class SwerlError extends Error {
   readonly code: SwerlErrorCode;

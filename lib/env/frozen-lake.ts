@@ -18,6 +18,7 @@
  */
 import { invalidArg } from '../errors.js';
 import { optionsParser } from '../schema.js';
+import { mulberry32 } from '../util/random.js';
 import type { AssistantTurn, ChatMessage, Env, RewardResult, StepInfo, StepResult } from './env.js';
 
 export type Direction = 'Up' | 'Down' | 'Left' | 'Right';
@@ -46,6 +47,12 @@ export interface FrozenLakeOptions {
    * with a path from S to G). size and holeDensity cannot be given with it.
    */
   map?: string[];
+  /**
+   * 'full': the rules spelled out (rLLM-style, for pretrained models). 'short': one line of
+   * rules and terse observations, for small models trained from scratch on bytes, where every
+   * prompt byte is a token every turn. Default 'full'.
+   */
+  prompt?: 'full' | 'short';
 }
 
 export interface FrozenLakeStepInfo extends StepInfo {
@@ -75,6 +82,7 @@ const parseOptions = optionsParser<ParsedOptions>({
     slippery: { type: 'boolean', default: false },
     seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
     maxSteps: { type: 'integer', minimum: 1, default: 20 },
+    prompt: { enum: ['full', 'short'], default: 'full' },
     map: {
       type: 'array',
       minItems: 1,
@@ -100,18 +108,6 @@ const PERPENDICULAR: Record<Direction, readonly [Direction, Direction]> = {
   Left: ['Up', 'Down'],
   Right: ['Up', 'Down'],
 };
-
-/** mulberry32: a 32-bit state PRNG, uniform floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 0x100000000;
-  };
-}
 
 /** The slip stream's seed, kept apart from the map stream's. */
 function slipSeed(seed: number): number {
@@ -243,6 +239,16 @@ export function parseFrozenLakeAction(text: string): Direction | null {
 
 type Outcome = 'running' | 'goal' | 'hole' | 'max_steps';
 
+/** The 'short' prompt's status line: what happened, in a few words. */
+function shortStatus(intended: Direction | null, direction: Direction | null, moved: boolean, outcome: Outcome): string {
+  if (intended === null) return 'Invalid move.';
+  let line = direction === intended ? intended : `${intended}, slipped ${direction}`;
+  if (!moved) line += ', edge';
+  if (outcome === 'goal') line += ', goal!';
+  else if (outcome === 'hole') line += ', hole.';
+  return outcome === 'max_steps' ? `${line}. No moves left.` : line;
+}
+
 /** FrozenLake as an `Env`; see the module comment for the rules. */
 export class FrozenLakeEnv implements Env {
   /** The map, rows of S/F/H/G. */
@@ -252,6 +258,7 @@ export class FrozenLakeEnv implements Env {
   readonly slippery: boolean;
   readonly seed: number;
   readonly maxSteps: number;
+  readonly prompt: 'full' | 'short';
 
   private readonly start: Cell;
   private row = 0;
@@ -281,6 +288,7 @@ export class FrozenLakeEnv implements Env {
     this.slippery = parsed.slippery;
     this.seed = parsed.seed;
     this.maxSteps = parsed.maxSteps;
+    this.prompt = parsed.prompt;
     this.start = findCell(this.map, 'S')!;
     this.row = this.start.row;
     this.col = this.start.col;
@@ -307,6 +315,10 @@ export class FrozenLakeEnv implements Env {
   }
 
   systemPrompt(): string {
+    if (this.prompt === 'short') {
+      const slip = this.slippery ? ' The ice is slippery.' : '';
+      return `FrozenLake ${this.rows}x${this.cols}: P you, _ ice, O hole, G goal. Reach G in ${this.maxSteps} moves.${slip} Answer Up, Down, Left or Right.`;
+    }
     const ice = this.slippery
       ? '- The ice is slippery: you move in the direction you choose with probability 1/3, and in each of the two perpendicular directions with probability 1/3 (never backwards).'
       : '- The ice is not slippery: you always move in the direction you choose.';
@@ -343,7 +355,7 @@ export class FrozenLakeEnv implements Env {
     this.rng = mulberry32(slipSeed(this.seed));
     return [
       { role: 'system', content: this.systemPrompt() },
-      { role: 'user', content: `Current observation:\n${this.render()}\nSteps Remaining: ${this.maxSteps}` },
+      { role: 'user', content: this.observe('', this.maxSteps) },
     ];
   }
 
@@ -406,7 +418,7 @@ export class FrozenLakeEnv implements Env {
       moved,
     };
     if (done) info.termination = this.outcome === 'max_steps' ? 'max_steps' : 'submitted';
-    const observation = `${status}\nCurrent observation:\n${this.render()}\nSteps Remaining: ${this.maxSteps - this.steps}`;
+    const observation = this.observe(this.prompt === 'short' ? shortStatus(intended, direction, moved, this.outcome) : status, this.maxSteps - this.steps);
     info.durationMs = performance.now() - began;
     return { observation, done, info };
   }
@@ -418,6 +430,12 @@ export class FrozenLakeEnv implements Env {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** The grid after a status line (none at reset), with the countdown. */
+  private observe(status: string, remaining: number): string {
+    if (this.prompt === 'short') return `${status ? `${status}\n` : ''}${this.render()}\nSteps Remaining: ${remaining}`;
+    return `${status ? `${status}\n` : ''}Current observation:\n${this.render()}\nSteps Remaining: ${remaining}`;
   }
 
   private describeOutcome(): string {

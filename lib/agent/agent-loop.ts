@@ -1,0 +1,285 @@
+/**
+ * The agent loop: a policy plays one episode in an environment. The conversation is rendered
+ * with the chat template turn by turn; the policy samples token ids; the decoded text is the
+ * env's action; the observation comes back as the next user message. What the trainer needs
+ * is recorded as it happens: the ids the policy saw, the mask of the ids it sampled, the
+ * sampler's logprobs of those, every turn, why the episode ended, and the reward.
+ *
+ * Budgets (DeepSWE's max_prompt_length and max_response_length): the opening prompt has at
+ * most `promptBudget` tokens, and everything after it (assistant turns and observations)
+ * at most `responseBudget`; each generation's maxTokens shrinks as that budget is used, and a
+ * trajectory that runs out ends as 'max_context'.
+ */
+import { SwerlError } from '../errors.js';
+import type { Env, RewardResult, StepResult } from '../env/env.js';
+import type { TerminationReason } from '../math/reward-shaping.js';
+import { optionsParser } from '../schema.js';
+import { ChatRenderer } from '../policy/chat-template.js';
+import type { AgentPolicy, EpisodeContext, Generation } from './policy.js';
+import type { Trajectory, TurnRecord } from './trajectory.js';
+
+export interface AgentLoopOptions {
+  /** Assistant turns at most (the env may end sooner by its own step limit). */
+  maxTurns: number;
+  /** Tokens of the opening prompt at most; a longer prompt ends the episode as 'max_context' before any turn. */
+  promptBudget: number;
+  /** Tokens after the prompt at most: every assistant turn and observation. */
+  responseBudget: number;
+  /** Tokens one assistant turn may sample at most (the response budget may allow fewer). */
+  maxTokensPerTurn: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+  /** Wall time of the whole episode, generation and env included; past it: 'timeout'. */
+  trajectoryTimeoutMs: number;
+  /** Wall time of one env.step, a guard above the env's own limits; past it: 'env_timeout'. */
+  stepTimeoutMs: number;
+  /** When fewer response tokens than this are left, observations end with budgetWarning. */
+  warnTokensLeft: number;
+  budgetWarning: string;
+  /** Qwen3's thinking mode in the chat template. */
+  enableThinking: boolean;
+}
+
+export const parseAgentLoopOptions = optionsParser<AgentLoopOptions>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    maxTurns: { type: 'integer', minimum: 1, default: 50 },
+    promptBudget: { type: 'integer', minimum: 1, default: 4096 },
+    responseBudget: { type: 'integer', minimum: 1, default: 32768 },
+    maxTokensPerTurn: { type: 'integer', minimum: 1, default: 4096 },
+    temperature: { type: 'number', minimum: 0, default: 1 },
+    topK: { type: 'integer', minimum: 0, default: 0 },
+    topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
+    trajectoryTimeoutMs: { type: 'integer', minimum: 1, default: 5_400_000 },
+    stepTimeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
+    warnTokensLeft: { type: 'integer', minimum: 0, default: 0 },
+    budgetWarning: { type: 'string', default: 'You are about to run out of context: finish now.' },
+    enableThinking: { type: 'boolean', default: false },
+  },
+});
+
+export interface EpisodeSpec {
+  env: Env;
+  policy: AgentPolicy;
+  context: Omit<EpisodeContext, 'turn'>;
+  group: number;
+  /** Stops the episode ('timeout' is not claimed: the caller decides what an abort means). */
+  signal?: AbortSignal;
+  /** The policy's weight version, recorded with the trajectory. */
+  weightVersion?: number;
+  /** Seed of the episode's first generation; turn k uses seed + k. */
+  seed?: number;
+}
+
+/** The env has a way to be told why the episode ended (SweEnv.terminate). */
+interface Terminable {
+  terminate(reason: TerminationReason): void;
+}
+
+function isTerminable(env: Env): env is Env & Terminable {
+  return typeof (env as Partial<Terminable>).terminate === 'function';
+}
+
+class Deadline extends Error {
+  constructor(readonly reason: 'timeout' | 'env_timeout') {
+    super(reason);
+  }
+}
+
+/** Resolves with the promise, or rejects with Deadline(reason) after ms (the timer is cleared either way). */
+async function within<T>(promise: Promise<T>, ms: number, reason: 'timeout' | 'env_timeout'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Deadline(reason)), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An aborted episode: the rollout engine was stopped (Ctrl-C, a failed sibling). */
+export class EpisodeAborted extends SwerlError {
+  constructor() {
+    super('ERR_SWERL_ABORTED', 'the episode was aborted');
+  }
+}
+
+/**
+ * Plays one episode: env.reset() (whose failures propagate, so the rollout engine can retry
+ * them), turns until the env is done or a budget runs out, env.reward(), and env.close()
+ * whatever happens.
+ */
+export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): Promise<Trajectory> {
+  const { env, policy, signal } = spec;
+  const began = performance.now();
+  const deadline = began + options.trajectoryTimeoutMs;
+  const timings = { totalMs: 0, generateMs: 0, envMs: 0, rewardMs: 0 };
+  const turns: TurnRecord[] = [];
+  const sampled = new Map<number, number>();  // position -> sampler logprob
+  const renderer = new ChatRenderer(policy.tokenizer, { enableThinking: options.enableThinking });
+  let termination: TerminationReason | null = null;
+  let error: string | undefined;
+  let promptTokens = 0;
+  const abortGeneration = new AbortController();
+  const onAbort = () => abortGeneration.abort();
+  signal?.addEventListener('abort', onAbort);
+
+  try {
+    if (signal?.aborted) throw new EpisodeAborted();
+    const opening = await within(env.reset(), deadline - performance.now(), 'timeout');
+    timings.envMs += performance.now() - began;
+    renderer.append(...opening).generationPrompt();
+    promptTokens = renderer.length;
+    if (promptTokens > options.promptBudget) termination = 'max_context';
+
+    while (termination === null) {
+      if (signal?.aborted) throw new EpisodeAborted();
+      const used = renderer.length - promptTokens;
+      const left = options.responseBudget - used;
+      if (left <= 0) {
+        termination = 'max_context';
+        break;
+      }
+      if (turns.length >= options.maxTurns) {
+        termination = 'max_steps';
+        break;
+      }
+      const maxTokens = Math.min(options.maxTokensPerTurn, left);
+      const contextTokens = renderer.length;
+      const generated = await generate(spec, options, renderer.ids, maxTokens, turns.length, deadline, abortGeneration);
+      timings.generateMs += generated.ms;
+      const g = generated.generation;
+      if (g.finishReason === 'cancelled') {
+        if (signal?.aborted) throw new EpisodeAborted();
+        termination = 'timeout';
+        break;
+      }
+      g.tokens.forEach((_, i) => sampled.set(contextTokens + i, g.logprobs[i]!));
+      renderer.append({ role: 'assistant', content: null, tokenIds: g.tokens });
+      const response = policy.tokenizer.decode(g.tokens, { skipSpecialTokens: true });
+      const turn: TurnRecord = {
+        contextTokens,
+        responseTokens: g.tokens.length,
+        finishReason: g.finishReason,
+        response,
+        observation: '',
+        observationTokens: 0,
+        generateMs: generated.ms,
+        stepMs: 0,
+      };
+      turns.push(turn);
+      if (g.finishReason === 'length' && maxTokens === left) {
+        // Cut by the response budget, not by the per-turn limit: the context is full.
+        termination = 'max_context';
+        break;
+      }
+
+      const stepStarted = performance.now();
+      let step: StepResult;
+      try {
+        const timeLeft = deadline - stepStarted;
+        const limit = Math.min(options.stepTimeoutMs, timeLeft);
+        step = await within(env.step(response), limit, options.stepTimeoutMs <= timeLeft ? 'env_timeout' : 'timeout');
+      } catch (caught) {
+        if (caught instanceof Deadline) {
+          termination = caught.reason;
+          break;
+        }
+        termination = 'error';
+        error = (caught as Error).message;
+        break;
+      } finally {
+        turn.stepMs = performance.now() - stepStarted;
+        timings.envMs += turn.stepMs;
+      }
+      if (step.info.tool !== undefined) turn.tool = step.info.tool;
+      if (step.done) {
+        termination = step.info.termination ?? 'submitted';
+        if (termination === 'error' && typeof step.info.error === 'string') error = step.info.error;
+        turn.observation = step.observation;
+        break;
+      }
+      const before = renderer.length;
+      const tokensLeft = options.responseBudget - (before - promptTokens);
+      const warn = options.warnTokensLeft > 0 && tokensLeft < options.warnTokensLeft;
+      turn.observation = warn ? `${step.observation}\n${options.budgetWarning}` : step.observation;
+      renderer.append({ role: 'user', content: turn.observation }).generationPrompt();
+      turn.observationTokens = renderer.length - before;
+    }
+
+    if (termination !== 'error' && isTerminable(env)) env.terminate(termination);
+    let graded: RewardResult & { patch?: string } = { reward: 0, tests: {}, reason: error ? `the episode failed: ${error}` : 'not graded' };
+    if (termination !== 'error') {
+      const rewardStarted = performance.now();
+      graded = await env.reward();
+      timings.rewardMs = performance.now() - rewardStarted;
+    }
+    timings.totalMs = performance.now() - began;
+
+    const tokens = renderer.ids;
+    const mask = new Uint8Array(tokens.length);
+    const logprobs = new Float32Array(tokens.length);
+    for (const [position, logprob] of sampled) {
+      mask[position] = 1;
+      logprobs[position] = logprob;
+    }
+    const trajectory: Trajectory = {
+      taskId: spec.context.taskId,
+      group: spec.group,
+      sample: spec.context.sample,
+      tokens,
+      mask,
+      logprobs,
+      promptTokens,
+      responseTokens: tokens.length - promptTokens,
+      turns,
+      termination,
+      reward: graded.reward,
+      rewardReason: graded.reason,
+      attempts: 1,
+      weightVersion: spec.weightVersion ?? 0,
+      timings,
+    };
+    if (Object.keys(graded.tests).length > 0) trajectory.tests = graded.tests as Record<string, string>;
+    if (typeof graded.patch === 'string') trajectory.patch = graded.patch;
+    if (error !== undefined) trajectory.error = error;
+    return trajectory;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await env.close();
+  }
+}
+
+async function generate(
+  spec: EpisodeSpec,
+  options: AgentLoopOptions,
+  prompt: Int32Array,
+  maxTokens: number,
+  turn: number,
+  deadline: number,
+  abort: AbortController,
+): Promise<{ generation: Generation; ms: number }> {
+  const started = performance.now();
+  const timer = setTimeout(() => abort.abort(), Math.max(0, deadline - started));
+  try {
+    const generation = await spec.policy.generate(
+      {
+        prompt,
+        maxTokens,
+        temperature: options.temperature,
+        ...(options.topK !== 0 ? { topK: options.topK } : {}),
+        ...(options.topP !== 1 ? { topP: options.topP } : {}),
+        ...(spec.seed !== undefined ? { seed: spec.seed + turn } : {}),
+        signal: abort.signal,
+      },
+      { ...spec.context, turn },
+    );
+    return { generation, ms: performance.now() - started };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,55 @@
+/** One episode as the trainer and the run directory see it. */
+import type { TerminationReason } from '../math/reward-shaping.js';
+import type { FinishReason } from '../policy/generation.js';
+
+export interface TurnRecord {
+  /** Tokens in the context when this turn was sampled. */
+  contextTokens: number;
+  /** Tokens the policy sampled this turn. */
+  responseTokens: number;
+  finishReason: FinishReason;
+  /** The turn's text, decoded. */
+  response: string;
+  /** The tool the env ran, when the turn called one. */
+  tool?: string;
+  /** The observation that came back (empty for the last turn of a finished episode). */
+  observation: string;
+  /** Tokens the observation added to the context. */
+  observationTokens: number;
+  generateMs: number;
+  stepMs: number;
+}
+
+export interface Trajectory {
+  taskId: string;
+  /** The task's index in the step's batch: trajectories of one group share it. */
+  group: number;
+  /** Which of the group's samples (0..n-1). */
+  sample: number;
+  /** The whole conversation as the policy saw it: the prompt, every turn and observation. */
+  tokens: Int32Array;
+  /** 1 on tokens the policy sampled (assistant turns), 0 elsewhere. */
+  mask: Uint8Array;
+  /** The sampler's logprob of each sampled token, 0 elsewhere; aligned with tokens. */
+  logprobs: Float32Array;
+  /** Tokens of the opening prompt (system + first user message + generation prompt). */
+  promptTokens: number;
+  /** Tokens after the prompt: assistant turns and observations. */
+  responseTokens: number;
+  turns: TurnRecord[];
+  termination: TerminationReason;
+  /** The environment's reward, before shaping and filtering. */
+  reward: number;
+  rewardReason: string;
+  /** Per-test statuses of SWE grading. */
+  tests?: Record<string, string>;
+  /** The graded patch (SWE). */
+  patch?: string;
+  /** Set when termination is 'error': what failed. */
+  error?: string;
+  /** Attempts it took (infrastructure retries + 1). */
+  attempts: number;
+  /** The weight version (optimizer step) of the policy that sampled it. */
+  weightVersion: number;
+  timings: { totalMs: number; generateMs: number; envMs: number; rewardMs: number };
+}

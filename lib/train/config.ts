@@ -1,0 +1,368 @@
+/**
+ * The training config: one ajv schema per section, validated and fully defaulted here, so the
+ * trainer reads plain typed fields. Errors name the field (`config.rollout.samplesPerTask`)
+ * and what is allowed.
+ */
+import path from 'node:path';
+
+import { invalidArg } from '../errors.js';
+import { parseAgentLoopOptions } from '../agent/agent-loop.js';
+import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
+import { optionsParser } from '../schema.js';
+import type { NativePolicyLoadOptions } from '../policy/native-policy-options.js';
+import { MODEL_PRESETS, type ModelPreset } from '../policy/model-config.js';
+import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
+
+export interface RunConfig {
+  /** The run directory: config, metrics, trajectories, checkpoints, plots. */
+  dir: string;
+  /** Training steps (one batch of rollouts and its optimizer steps each). */
+  steps: number;
+  seed: number;
+  /** Continue from the last checkpoint in dir (same task order and random state). */
+  resume: boolean;
+  checkpointEvery: number;
+  keepCheckpoints: number;
+  /** Write every trajectory to trajectories/step-N.jsonl.gz. */
+  saveTrajectories: boolean;
+  plots: boolean;
+  /** 'auto': a live bar on a terminal, a line per step otherwise. */
+  progress: 'auto' | 'bar' | 'lines' | 'none';
+}
+
+export interface ModelConfig {
+  /** A built-in size trained from scratch with the byte tokenizer... */
+  preset?: ModelPreset;
+  /** ...or a Hugging Face model directory. */
+  path?: string;
+  device: string;
+  computeDtype?: 'float32' | 'bfloat16' | 'float16';
+  microBatchTokens: number;
+  maxBatchSize: number;
+  activationCheckpointing: boolean;
+  /** libtorch threads (0 = every core). */
+  threads?: number;
+  initStd: number;
+}
+
+export interface OptimizerConfig {
+  lr: number;
+  betas: [number, number];
+  eps: number;
+  weightDecay: number;
+  warmupSteps: number;
+  schedule: 'constant' | 'cosine';
+  maxGradNorm: number;
+}
+
+export interface FrozenLakeTasksConfig {
+  kind: 'frozenlake';
+  size: number;
+  holeDensity: number;
+  slippery: boolean;
+  maxSteps: number;
+  /** FrozenLakeEnv's prompt style: 'short' for byte-level models from scratch. */
+  prompt: 'full' | 'short';
+  /** Map seeds trained on. */
+  trainSeeds: number[];
+  /** Map seeds evaluated greedily (default: the training maps). */
+  evalSeeds?: number[];
+  /**
+   * Answer-format warm-up before RL: supervised steps on answers drawn uniformly from the four
+   * moves whatever the map, so a model from scratch learns to answer with a move and nothing
+   * about which move is right. 0 = none.
+   */
+  formatWarmupSteps: number;
+  formatWarmupLr: number;
+}
+
+export interface SweTasksConfig {
+  kind: 'swe';
+  /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL. */
+  path: string;
+  format?: 'swerl' | 'swe-bench' | 'r2e-gym';
+  /** Only these task ids. */
+  only?: string[];
+  /** Held-out task ids evaluated instead of trained on. */
+  evalIds?: string[];
+  sandbox: 'local' | 'docker';
+  sandboxOptions: Record<string, unknown>;
+  env: Partial<SweEnvOptions>;
+}
+
+export type TasksConfig = FrozenLakeTasksConfig | SweTasksConfig;
+
+export interface RolloutConfig {
+  /** Tasks (groups) per training step. */
+  tasksPerStep: number;
+  /** n: samples per task. */
+  samplesPerTask: number;
+  /** Episodes (sandboxes) in flight. */
+  concurrency: number;
+  /** Generations in flight (0 = no bound beyond concurrency). */
+  generationConcurrency: number;
+  retries: number;
+  maxTurns: number;
+  promptBudget: number;
+  responseBudget: number;
+  maxTokensPerTurn: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+  /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
+  allowNonPureSampling: boolean;
+  trajectoryTimeoutMs: number;
+  stepTimeoutMs: number;
+  warnTokensLeft: number;
+  enableThinking: boolean;
+}
+
+export interface EvalConfig {
+  /** Evaluate every k steps (and before the first and after the last); 0 = never. */
+  every: number;
+  /** Runs per eval task (greedy runs repeat exactly on deterministic envs). */
+  samples: number;
+  temperature: number;
+}
+
+export interface TrainConfig {
+  run: RunConfig;
+  model: ModelConfig;
+  optimizer: OptimizerConfig;
+  tasks: TasksConfig;
+  algorithm: AlgorithmConfig;
+  rollout: RolloutConfig;
+  eval: EvalConfig;
+}
+
+const parseRun = optionsParser<RunConfig>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['dir'],
+  properties: {
+    dir: { type: 'string', minLength: 1 },
+    steps: { type: 'integer', minimum: 1, default: 20 },
+    seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
+    resume: { type: 'boolean', default: false },
+    checkpointEvery: { type: 'integer', minimum: 1, default: 5 },
+    keepCheckpoints: { type: 'integer', minimum: 1, default: 2 },
+    saveTrajectories: { type: 'boolean', default: true },
+    plots: { type: 'boolean', default: true },
+    progress: { enum: ['auto', 'bar', 'lines', 'none'], default: 'auto' },
+  },
+});
+
+const parseModel = optionsParser<ModelConfig>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    preset: { enum: Object.keys(MODEL_PRESETS) },
+    path: { type: 'string', minLength: 1 },
+    device: { type: 'string', pattern: '^(cpu|cuda(:[0-9]+)?)$', default: 'cpu' },
+    computeDtype: { enum: ['float32', 'bfloat16', 'float16'] },
+    microBatchTokens: { type: 'integer', minimum: 1, default: 8192 },
+    maxBatchSize: { type: 'integer', minimum: 1, default: 64 },
+    activationCheckpointing: { type: 'boolean', default: false },
+    threads: { type: 'integer', minimum: 0 },
+    initStd: { type: 'number', exclusiveMinimum: 0, default: 0.02 },
+  },
+});
+
+const parseOptimizer = optionsParser<OptimizerConfig>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    lr: { type: 'number', minimum: 0, default: 1e-6 },
+    betas: {
+      type: 'array',
+      items: [
+        { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+        { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+      ],
+      minItems: 2,
+      maxItems: 2,
+      default: [0.9, 0.999],
+    },
+    eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
+    weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+    warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+    schedule: { enum: ['constant', 'cosine'], default: 'constant' },
+    maxGradNorm: { type: 'number', minimum: 0, default: 1 },
+  },
+});
+
+const SEEDS = { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0, maximum: 0xffffffff } };
+
+const parseFrozenLake = optionsParser<FrozenLakeTasksConfig>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: {
+    kind: { const: 'frozenlake' },
+    size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
+    holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
+    slippery: { type: 'boolean', default: false },
+    maxSteps: { type: 'integer', minimum: 1, default: 10 },
+    prompt: { enum: ['full', 'short'], default: 'full' },
+    trainSeeds: { ...SEEDS, default: [0, 1, 2, 3] },
+    evalSeeds: SEEDS,
+    formatWarmupSteps: { type: 'integer', minimum: 0, default: 0 },
+    formatWarmupLr: { type: 'number', exclusiveMinimum: 0, default: 1e-3 },
+  },
+});
+
+const parseSwe = optionsParser<Omit<SweTasksConfig, 'env'> & { env: object }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'path'],
+  properties: {
+    kind: { const: 'swe' },
+    path: { type: 'string', minLength: 1 },
+    format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
+    only: { type: 'array', minItems: 1, items: { type: 'string' } },
+    evalIds: { type: 'array', items: { type: 'string' } },
+    sandbox: { enum: ['local', 'docker'], default: 'local' },
+    sandboxOptions: { type: 'object', default: {} },
+    env: { type: 'object', default: {} },
+  },
+});
+
+const parseRollout = optionsParser<Omit<RolloutConfig, 'maxTurns' | 'promptBudget' | 'responseBudget' | 'maxTokensPerTurn' | 'temperature' | 'topK' | 'topP' | 'trajectoryTimeoutMs' | 'stepTimeoutMs' | 'warnTokensLeft' | 'enableThinking'> & Record<string, unknown>>({
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    tasksPerStep: { type: 'integer', minimum: 1, default: 4 },
+    samplesPerTask: { type: 'integer', minimum: 1, default: 8 },
+    concurrency: { type: 'integer', minimum: 1, default: 8 },
+    generationConcurrency: { type: 'integer', minimum: 0, default: 0 },
+    retries: { type: 'integer', minimum: 0, default: 2 },
+    allowNonPureSampling: { type: 'boolean', default: false },
+  },
+});
+
+const parseEval = optionsParser<EvalConfig>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    every: { type: 'integer', minimum: 0, default: 0 },
+    samples: { type: 'integer', minimum: 1, default: 1 },
+    temperature: { type: 'number', minimum: 0, default: 0 },
+  },
+});
+
+const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { preset: AlgorithmPreset }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    preset: { enum: [...ALGORITHM_PRESETS], default: 'grpo++' },
+    estimator: { enum: ['grpo', 'drgrpo', 'rloo'] },
+    truncation: { enum: ['mask', 'penalize', 'none'] },
+    turnPenalty: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['threshold', 'maxTurns'],
+      properties: { threshold: { type: 'integer', minimum: 0 }, maxTurns: { type: 'integer', minimum: 1 } },
+    },
+    groupFilter: { enum: ['none', 'informative', 'nonzero-advantage'] },
+    resampleRounds: { type: 'integer', minimum: 0 },
+    overlong: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['maxLength', 'bufferLength'],
+      properties: { maxLength: { type: 'integer', minimum: 1 }, bufferLength: { type: 'integer', minimum: 1 } },
+    },
+    aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] },
+    normLength: { type: ['integer', 'null'], minimum: 1 },
+    clipLow: { type: 'number', minimum: 0, maximum: 1 },
+    clipHigh: { type: ['number', 'null'], minimum: 0 },
+    dualClip: { type: ['number', 'null'], exclusiveMinimum: 1 },
+    entropyCoef: { type: 'number' },
+    kl: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['coef'],
+      properties: { coef: { type: 'number', minimum: 0 }, kind: { enum: ['k1', 'k2', 'k3'], default: 'k3' } },
+    },
+    miniBatches: { type: 'integer', minimum: 1 },
+    epochs: { type: 'integer', minimum: 1 },
+  },
+});
+
+function section(raw: Record<string, unknown>, key: string): unknown {
+  const value = raw[key];
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value)))
+    throw invalidArg(`config.${key}`, 'must be an object');
+  return value;
+}
+
+/** The algorithm: the preset's fields under the config's overrides, budgets filled in. */
+function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig {
+  const overrides = parseAlgorithmOverrides(raw, 'config.algorithm');
+  const preset = PRESETS[overrides.preset];
+  const algorithm: AlgorithmConfig = { ...structuredClone(preset), ...overrides };
+  algorithm.normLength ??= responseBudget;
+  if (algorithm.overlong && algorithm.overlong.maxLength === 0) {
+    // DAPO: a buffer of a fifth of the budget (4096 of 20480 in the paper).
+    algorithm.overlong = { maxLength: responseBudget, bufferLength: Math.max(1, Math.floor(responseBudget / 5)) };
+  }
+  if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
+    throw invalidArg('config.algorithm.overlong.bufferLength', `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
+  return algorithm;
+}
+
+/**
+ * Validates and defaults a whole training config. Relative paths are resolved against
+ * `baseDir` (the config file's folder for the CLI, the working directory otherwise).
+ */
+export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): TrainConfig {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
+  const raw = value as Record<string, unknown>;
+  const known = ['run', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval'];
+  for (const key of Object.keys(raw))
+    if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section; known: ${known.join(', ')}`);
+
+  const run = parseRun(section(raw, 'run'), 'config.run');
+  run.dir = path.resolve(baseDir, run.dir);
+
+  const model = parseModel(section(raw, 'model'), 'config.model');
+  if ((model.preset === undefined) === (model.path === undefined))
+    throw invalidArg('config.model', 'needs exactly one of preset (a built-in size from scratch) and path (a Hugging Face model directory)', `e.g. {"preset": "qwen3-tiny"}`);
+  if (model.path !== undefined) model.path = path.resolve(baseDir, model.path);
+
+  const optimizer = parseOptimizer(section(raw, 'optimizer'), 'config.optimizer');
+
+  const tasksRaw = section(raw, 'tasks') as { kind?: unknown } | undefined;
+  if (tasksRaw === undefined) throw invalidArg('config.tasks', 'is required', 'e.g. {"kind": "frozenlake"} or {"kind": "swe", "path": "tasks/swe-mini"}');
+  let tasks: TasksConfig;
+  if (tasksRaw.kind === 'frozenlake') tasks = parseFrozenLake(tasksRaw, 'config.tasks');
+  else if (tasksRaw.kind === 'swe') {
+    const swe = parseSwe(tasksRaw, 'config.tasks');
+    tasks = { ...swe, path: path.resolve(baseDir, swe.path), env: parseSweEnvOptions(swe.env, 'config.tasks.env') };
+  } else throw invalidArg('config.tasks.kind', `is ${JSON.stringify(tasksRaw.kind)}`, 'use "frozenlake" or "swe"');
+
+  const rolloutRaw = (section(raw, 'rollout') ?? {}) as Record<string, unknown>;
+  const { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentRaw } = parseRollout(rolloutRaw, 'config.rollout');
+  const agent = parseAgentLoopOptions(
+    { budgetWarning: undefined, ...agentRaw },
+    'config.rollout',
+  );
+  const { budgetWarning: _unused, ...agentFields } = agent;
+  const rollout: RolloutConfig = { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentFields };
+  if (!allowNonPureSampling) {
+    if (rollout.topK !== 0) throw invalidArg('config.rollout.topK', `is ${rollout.topK}: top-k sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
+    if (rollout.topP !== 1) throw invalidArg('config.rollout.topP', `is ${rollout.topP}: top-p sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
+  }
+  // Temperature sampling is pure sampling from softmax(z / T); the loss is given the same T.
+  if (rollout.temperature === 0) throw invalidArg('config.rollout.temperature', 'is 0 (greedy): RL needs samples from the policy', 'use 1 (DeepSWE), or another temperature > 0');
+  if (tasks.kind === 'frozenlake' && tasksPerStep > tasks.trainSeeds.length)
+    throw invalidArg('config.rollout.tasksPerStep', `(${tasksPerStep}) exceeds the ${tasks.trainSeeds.length} training maps of config.tasks.trainSeeds`, 'lower it or add seeds');
+
+  const algorithm = resolveAlgorithm(section(raw, 'algorithm'), rollout.responseBudget);
+  if (algorithm.estimator !== 'rloo' && samplesPerTask < 2)
+    throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task`);
+  if (algorithm.miniBatches > tasksPerStep * samplesPerTask)
+    throw invalidArg('config.algorithm.miniBatches', `(${algorithm.miniBatches}) exceeds the ${tasksPerStep * samplesPerTask} trajectories of a step`);
+
+  const evaluation = parseEval(section(raw, 'eval'), 'config.eval');
+  return { run, model, optimizer, tasks, algorithm, rollout, eval: evaluation };
+}
