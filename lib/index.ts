@@ -59,6 +59,17 @@ export {
   type RenderedChat,
 } from './policy/chat-template.js';
 
+export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
+export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig } from './train/config.js';
+export { ALGORITHM_PRESETS, PRESETS as ALGORITHM_PRESET_FIELDS, type AlgorithmConfig, type AlgorithmPreset } from './train/algorithms.js';
+export type { TrainEvent } from './train/progress.js';
+export { trainingCharts, renderChartsSvg, asciiChart, type Chart, type Series } from './train/plots.js';
+export { runEpisode, parseAgentLoopOptions, type AgentLoopOptions, type EpisodeSpec } from './agent/agent-loop.js';
+export { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from './agent/rollout.js';
+export type { AgentPolicy, SamplingRequest, EpisodeContext } from './agent/policy.js';
+export type { Trajectory, TurnRecord } from './agent/trajectory.js';
+export { OraclePolicy, NoopPolicy } from './agent/scripted-policy.js';
+
 import { native } from './native.js';
 
 /** What the native addon was built against (libtorch version and source, CUDA, threads). */

@@ -11,10 +11,13 @@
  * slips from another, and reset() restarts the slip stream, so the same seed and the same
  * answers replay the same episode. Invalid answers draw nothing from the slip stream.
  *
- * Terminations: reaching G and falling into a hole both end the episode as 'submitted' (the
- * episode reached a terminal state of its own making, like a submitted patch: it is graded,
- * 1 and 0 respectively, and not masked by compact filtering); running out of moves is
- * 'max_steps'.
+ * Terminations: reaching G, falling into a hole and running out of moves all end the episode
+ * as 'submitted': the game ended by its own rules, like a submitted patch, so it is graded (1,
+ * 0 and 0) and not masked by compact filtering. The move limit is part of the game the model
+ * is told about, not a harness budget; masking it (as 'max_steps') would never punish aimless
+ * wandering, and a policy that only walks into walls would never learn otherwise. rLLM grades
+ * its FrozenLake's own step limit the same way. The agent loop's maxTurns, a harness budget,
+ * still ends an episode as 'max_steps'.
  */
 import { invalidArg } from '../errors.js';
 import { optionsParser } from '../schema.js';
@@ -417,7 +420,7 @@ export class FrozenLakeEnv implements Env {
       position: this.position,
       moved,
     };
-    if (done) info.termination = this.outcome === 'max_steps' ? 'max_steps' : 'submitted';
+    if (done) info.termination = 'submitted';
     const observation = this.observe(this.prompt === 'short' ? shortStatus(intended, direction, moved, this.outcome) : status, this.maxSteps - this.steps);
     info.durationMs = performance.now() - began;
     return { observation, done, info };

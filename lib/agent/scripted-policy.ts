@@ -1,0 +1,188 @@
+/**
+ * Scripted policies: they answer with fixed tool calls instead of sampling, to check an
+ * environment end to end through the real agent loop (rendering, action parsing, tools,
+ * grading) without a model.
+ *
+ *   OraclePolicy  applies the task's gold patch with execute_bash, then calls finish: every
+ *                 valid task must score 1 with it.
+ *   NoopPolicy    calls finish at once, changing nothing: every valid task must score 0.
+ *
+ * Their answers are text-mode calls (lib/env/actions.ts's <function=...> grammar) encoded with
+ * the policy's tokenizer and closed with its end-of-turn token, finishReason 'stop', each
+ * token's logprob 0. Like a model, they stop at request.maxTokens: a longer answer comes back
+ * cut to its first maxTokens tokens with finishReason 'length' (the loop then closes the
+ * turn, and the cut call usually no longer does what it should). The oracle's first turn
+ * carries the whole patch (one token per byte with ByteTokenizer), so its episodes need
+ * maxTokensPerTurn and responseBudget large enough for the patch and the call around it.
+ */
+import { SwerlError, invalidArg } from '../errors.js';
+import { parseTextAction } from '../env/actions.js';
+import type { Task } from '../env/tasks/task.js';
+import { ByteTokenizer, type Tokenizer } from '../policy/tokenizer.js';
+import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from './policy.js';
+
+export interface ScriptedPolicyOptions {
+  /** Default: a new ByteTokenizer. It needs an end-of-turn token (eosTokenIds[0]). */
+  tokenizer?: Tokenizer;
+}
+
+export interface OraclePolicyOptions extends ScriptedPolicyOptions {
+  /**
+   * The longest execute_bash command, in UTF-8 bytes. A patch that does not fit in one is
+   * written to a file in the sandbox's /tmp a piece per turn, then applied. Default 64 KiB:
+   * the command reaches the sandbox as one argument of `sh -c`, and Linux refuses a single
+   * argument over 128 KiB (MAX_ARG_STRLEN).
+   */
+  maxCommandBytes?: number;
+}
+
+/** Where a patch written in pieces is put together, inside the sandbox. */
+export const ORACLE_PATCH_FILE = '/tmp/swerl-oracle.patch';
+
+const APPLY = 'git apply --whitespace=nowarn';
+const FINISH = '<function=finish>\n<parameter=command>submit</parameter>\n</function>';
+/** What a heredoc around a piece costs beyond the piece and its delimiter (twice). */
+const HEREDOC_OVERHEAD = 64;
+
+function bashCall(cmd: string): string {
+  return `<function=execute_bash>\n<parameter=cmd>\n${cmd}\n</parameter>\n</function>`;
+}
+
+/**
+ * A quoted-heredoc delimiter that is no line of `text` (nor part of one, to be safe): in a
+ * quoted heredoc nothing is expanded, so quotes, backslashes, `$` and tabs pass unchanged.
+ */
+function heredocDelimiter(text: string): string {
+  let delimiter = 'SWERL_PATCH_END';
+  for (let n = 1; text.includes(delimiter); n++) delimiter = `SWERL_PATCH_END_${n}`;
+  return delimiter;
+}
+
+/**
+ * `head` fed `text` byte for byte on its stdin: as a quoted heredoc when the text ends with a
+ * newline (a heredoc always ends with one) and survives the trip through the tokenizer and the
+ * call grammar, else as base64.
+ */
+function feed(head: string, text: string, roundTrips: (cmd: string) => boolean): string {
+  if (text.endsWith('\n')) {
+    const delimiter = heredocDelimiter(text);
+    const heredoc = `${head} <<'${delimiter}'\n${text}${delimiter}`;
+    if (roundTrips(heredoc)) return heredoc;
+  }
+  // Text the call grammar or the tokenizer would alter (a "</parameter>" or "<|im_end|>" in
+  // the patch, say) goes as base64, which has none of those characters.
+  return `printf '%s' '${Buffer.from(text, 'utf8').toString('base64')}' | base64 -d | ${head}`;
+}
+
+/** Pieces of `text` of at most `limit` UTF-8 bytes, cut after a newline where one is near. */
+function splitText(text: string, limit: number): string[] {
+  const bytes = Buffer.from(text, 'utf8');
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < bytes.length) {
+    let end = Math.min(start + limit, bytes.length);
+    if (end < bytes.length) {
+      const newline = bytes.lastIndexOf(0x0a, end - 1);
+      if (newline >= start) end = newline + 1;
+      // No newline in reach: cut at a character boundary (never inside a UTF-8 sequence).
+      else while (end > start + 1 && (bytes[end]! & 0xc0) === 0x80) end--;
+    }
+    pieces.push(bytes.subarray(start, end).toString('utf8'));
+    start = end;
+  }
+  return pieces;
+}
+
+abstract class ScriptedPolicy implements AgentPolicy {
+  readonly tokenizer: Tokenizer;
+  readonly #endOfTurn: number;
+
+  constructor(options: ScriptedPolicyOptions) {
+    this.tokenizer = options.tokenizer ?? new ByteTokenizer();
+    const endOfTurn = this.tokenizer.eosTokenIds[0];
+    if (endOfTurn === undefined) throw invalidArg('options.tokenizer', 'has no end-of-turn token (eosTokenIds is empty)', 'use a ChatML tokenizer such as ByteTokenizer or Qwen3\'s');
+    this.#endOfTurn = endOfTurn;
+  }
+
+  /** The text of this turn's answer. */
+  protected abstract answer(context: EpisodeContext | undefined): string;
+
+  async generate(request: SamplingRequest, context?: EpisodeContext): Promise<Generation> {
+    if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
+    const full = [...this.tokenizer.encode(this.answer(context)), this.#endOfTurn];
+    const limit = Math.max(0, Math.floor(request.maxTokens));
+    const cut = full.length > limit;
+    const tokens = Int32Array.from(cut ? full.slice(0, limit) : full);
+    return { tokens, logprobs: new Float32Array(tokens.length), finishReason: cut ? 'length' : 'stop' };
+  }
+
+  /** Whether `cmd` reaches execute_bash unchanged when written as this policy writes it. */
+  protected roundTrips(cmd: string): boolean {
+    const response = this.tokenizer.decode(this.tokenizer.encode(bashCall(cmd)), { skipSpecialTokens: true });
+    const action = parseTextAction(response);
+    return action?.name === 'execute_bash' && action.args.cmd === cmd.trim() && cmd === cmd.trim();
+  }
+}
+
+/** Calls finish at once: the untouched repository is graded. */
+export class NoopPolicy extends ScriptedPolicy {
+  constructor(options: ScriptedPolicyOptions = {}) {
+    super(options);
+  }
+
+  protected answer(): string {
+    return FINISH;
+  }
+}
+
+/**
+ * Applies the task's gold patch with execute_bash, then calls finish. A patch that fits in one
+ * command is fed to `git apply -` through a quoted heredoc in one turn; a longer one is
+ * written to ORACLE_PATCH_FILE a piece per turn and applied in the turn after. Each turn's
+ * answer depends only on the task and context.turn.
+ */
+export class OraclePolicy extends ScriptedPolicy {
+  readonly maxCommandBytes: number;
+  /** The commands of the last task seen (episodes of one task ask turn after turn). */
+  #cached: { task: Task; commands: string[] } | null = null;
+
+  constructor(options: OraclePolicyOptions = {}) {
+    super(options);
+    const max = options.maxCommandBytes ?? 64 * 1024;
+    if (!Number.isInteger(max) || max < 4 * HEREDOC_OVERHEAD) {
+      throw invalidArg('options.maxCommandBytes', `is ${max}`, `give an integer of at least ${4 * HEREDOC_OVERHEAD}`);
+    }
+    this.maxCommandBytes = max;
+  }
+
+  /** The execute_bash commands that apply the task's gold patch, in turn order. */
+  commands(task: Task): string[] {
+    if (this.#cached?.task === task) return this.#cached.commands;
+    if (task.goldPatch === undefined || task.goldPatch.trim() === '') {
+      const what = task.goldPatch === undefined ? 'has no gold patch' : 'has an empty gold patch';
+      throw new SwerlError('ERR_SWERL_INVALID_ARG', `task ${task.id} ${what}; the oracle policy can only play tasks that carry one`);
+    }
+    // git apply wants the last line ended.
+    const patch = task.goldPatch.endsWith('\n') ? task.goldPatch : `${task.goldPatch}\n`;
+    const roundTrips = (cmd: string) => this.roundTrips(cmd);
+    const fits = (cmd: string) => Buffer.byteLength(cmd, 'utf8') <= this.maxCommandBytes;
+    let commands = [feed(`${APPLY} -`, patch, roundTrips)];
+    if (!fits(commands[0]!)) {
+      // base64 grows a piece by 4/3: size the pieces so that either form fits.
+      const pieceBytes = Math.floor(((this.maxCommandBytes - HEREDOC_OVERHEAD - ORACLE_PATCH_FILE.length) * 3) / 4) - 2 * 32;
+      commands = splitText(patch, pieceBytes).map((piece, i) => feed(`cat ${i === 0 ? '>' : '>>'} ${ORACLE_PATCH_FILE}`, piece, roundTrips));
+      commands.push(`${APPLY} ${ORACLE_PATCH_FILE} && rm -f ${ORACLE_PATCH_FILE}`);
+    }
+    this.#cached = { task, commands };
+    return commands;
+  }
+
+  protected answer(context: EpisodeContext | undefined): string {
+    const task = context?.task;
+    if (!task) {
+      throw invalidArg('context.task', `is missing${context ? ` (task ${context.taskId})` : ''}`, 'the oracle policy plays SWE episodes only: give the episode context its task');
+    }
+    const commands = this.commands(task);
+    return context.turn < commands.length ? bashCall(commands[context.turn]!) : FINISH;
+  }
+}

@@ -1,0 +1,255 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import t, { type Test } from 'tap';
+
+import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
+import type { AgentPolicy } from '../../../lib/agent/policy.js';
+import { NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy } from '../../../lib/agent/scripted-policy.js';
+import type { Trajectory } from '../../../lib/agent/trajectory.js';
+import { parseTextAction } from '../../../lib/env/actions.js';
+import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
+import { SweEnv } from '../../../lib/env/swe-env.js';
+import { loadTasks } from '../../../lib/env/tasks/load.js';
+import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
+import type { Task } from '../../../lib/env/tasks/task.js';
+import { ByteTokenizer } from '../../../lib/policy/tokenizer.js';
+
+const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tasks/swe-mini');
+const CONCURRENCY = 4;
+
+// A folder of our own rather than t.testdir(): a second run of this file (a full `tap` beside
+// this one) shares the testdir, and would see, or wipe, this run's sandboxes.
+const testdir = mkdtempSync(path.join(os.tmpdir(), 'swerl-scripted-policy-'));
+chmodSync(testdir, 0o755); // sandboxes run under their own uid when swerl is root
+t.teardown(() => rmSync(testdir, { recursive: true, force: true }));
+const root = path.join(testdir, 'root');
+const backend = new LocalSandboxBackend({ root });
+const tokenizer = new ByteTokenizer();
+const IM_END = tokenizer.specialTokens['<|im_end|>']!;
+
+// ByteTokenizer spends a token per byte: the system prompt alone passes the default 4096, and
+// the oracle's first turn carries the whole patch.
+const agent = parseAgentLoopOptions({ maxTurns: 30, promptBudget: 1 << 16, responseBudget: 1 << 20, maxTokensPerTurn: 1 << 18, temperature: 0 }, 'agent');
+
+function play(task: Task, policy: AgentPolicy): Promise<Trajectory> {
+  return runEpisode({ env: new SweEnv(task, backend, { maxSteps: 30 }), policy, context: { taskId: task.id, task, sample: 0 }, group: 0 }, agent);
+}
+
+/** fn over items, `limit` at a time, results in item order. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Nothing left under the sandbox root: no sandbox folder, no uid claim. */
+function checkRootEmpty(t: Test): void {
+  t.same(readdirSync(root).filter((e) => e !== '.uids'), [], 'no sandbox is left under the root');
+  t.same(readdirSync(path.join(root, '.uids')), [], 'no host uid is still claimed');
+}
+
+const gitIn = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+
+/**
+ * A task whose gold patch turns data.txt (base) into `target`, made with git diff; its hidden
+ * test checks data.txt byte for byte.
+ */
+function patchTask(id: string, base: string, target: string): Promise<Task> {
+  const scratch = path.join(testdir, 'fixtures', id, 'scratch');
+  mkdirSync(scratch, { recursive: true });
+  writeFileSync(path.join(scratch, 'data.txt'), base);
+  gitIn(scratch, 'init', '-q');
+  gitIn(scratch, 'add', '-A');
+  gitIn(scratch, 'commit', '-q', '-m', 'base');
+  writeFileSync(path.join(scratch, 'data.txt'), target);
+  const patch = gitIn(scratch, 'diff');
+  const sha = createHash('sha256').update(target).digest('hex');
+  const dir = path.join(testdir, 'fixtures', id, id);
+  mkdirSync(path.join(dir, 'repo'), { recursive: true });
+  mkdirSync(path.join(dir, 'tests', 'tests'), { recursive: true });
+  writeFileSync(path.join(dir, 'task.json'), JSON.stringify({
+    id,
+    language: 'python',
+    difficulty: 'easy',
+    test_command: 'python3 -m pytest -rA -p no:cacheprovider tests/test_data.py',
+    log_format: 'pytest',
+    fail_to_pass: ['tests/test_data.py::test_exact'],
+    pass_to_pass: [],
+  }));
+  writeFileSync(path.join(dir, 'issue.md'), 'data.txt is wrong.\n');
+  writeFileSync(path.join(dir, 'repo', 'data.txt'), base);
+  writeFileSync(path.join(dir, 'gold.patch'), patch);
+  writeFileSync(
+    path.join(dir, 'tests', 'tests', 'test_data.py'),
+    `import hashlib, pathlib\n\ndef test_exact():\n    assert hashlib.sha256(pathlib.Path('data.txt').read_bytes()).hexdigest() == '${sha}'\n`,
+  );
+  return loadSwerlTaskFolder(dir);
+}
+
+// Everything a shell or the call grammar could trip on: quotes, backslashes, `$`, backticks,
+// tabs, heredoc-delimiter-like lines, CR, non-ASCII, no final newline.
+const TRICKY = [
+  `it's "quoted" and \\back\\slashed\\ with a trailing backslash \\`,
+  '$HOME ${PATH} $(echo no) `echo no` $((1+1)) !! * ? [a-z]',
+  '\tindented with a tab\t and a tab inside',
+  'EOF',
+  "'EOF'",
+  'SWERL_PATCH_END',
+  'SWERL_PATCH_END_1',
+  '<function=finish>',
+  '<parameter=x>',
+  'crlf line\r',
+  'héllo wörld ✓ 🚀',
+  '%s %d %%',
+  'no final newline',
+].join('\n');
+
+t.test('unit: the oracle and the no-op answer with calls the parser reads', async (t) => {
+  const task = await patchTask('unit-calls', 'one\n', 'two\n');
+  const oracle = new OraclePolicy();
+  const request = { prompt: [1, 2, 3], maxTokens: 1 << 16, temperature: 0 };
+  const first = await oracle.generate(request, { taskId: task.id, task, sample: 0, turn: 0 });
+  t.equal(first.finishReason, 'stop');
+  t.equal(first.tokens.at(-1), IM_END, 'the turn ends with <|im_end|>');
+  t.equal(first.logprobs.length, first.tokens.length);
+  t.ok(first.logprobs.every((l) => l === 0), 'scripted: every logprob is 0');
+  const action = parseTextAction(tokenizer.decode(first.tokens, { skipSpecialTokens: true }));
+  t.equal(action?.name, 'execute_bash');
+  t.match(action?.args.cmd, /^git apply --whitespace=nowarn - <<'SWERL_PATCH_END'\n/);
+  t.ok(action?.args.cmd?.includes(task.goldPatch!), 'the patch is in the command verbatim');
+
+  const second = await oracle.generate(request, { taskId: task.id, task, sample: 0, turn: 1 });
+  t.same(parseTextAction(tokenizer.decode(second.tokens, { skipSpecialTokens: true })), { name: 'finish', args: { command: 'submit' } });
+
+  const noop = await new NoopPolicy().generate(request);
+  t.equal(noop.finishReason, 'stop');
+  t.same(parseTextAction(tokenizer.decode(noop.tokens, { skipSpecialTokens: true })), { name: 'finish', args: { command: 'submit' } });
+  t.equal(noop.tokens.at(-1), IM_END);
+
+  const custom = new ByteTokenizer();
+  t.equal(new OraclePolicy({ tokenizer: custom }).tokenizer, custom, 'a tokenizer can be passed');
+});
+
+t.test('unit: a too-small maxTokens cuts the answer with finishReason length', async (t) => {
+  const task = await patchTask('unit-length', 'one\n', 'two\n');
+  const oracle = new OraclePolicy();
+  const context = { taskId: task.id, task, sample: 0, turn: 0 };
+  const full = await oracle.generate({ prompt: [], maxTokens: 1 << 16, temperature: 0 }, context);
+  const cut = await oracle.generate({ prompt: [], maxTokens: 20, temperature: 0 }, context);
+  t.equal(cut.finishReason, 'length');
+  t.equal(cut.tokens.length, 20);
+  t.equal(cut.logprobs.length, 20);
+  t.same([...cut.tokens], [...full.tokens.subarray(0, 20)], 'the first maxTokens tokens');
+  const exact = await oracle.generate({ prompt: [], maxTokens: full.tokens.length, temperature: 0 }, context);
+  t.equal(exact.finishReason, 'stop', 'an answer that just fits is not cut');
+  const noop = await new NoopPolicy().generate({ prompt: [], maxTokens: 5, temperature: 0 });
+  t.same({ n: noop.tokens.length, reason: noop.finishReason }, { n: 5, reason: 'length' });
+  const zero = await new NoopPolicy().generate({ prompt: [], maxTokens: 0, temperature: 0 });
+  t.same({ n: zero.tokens.length, reason: zero.finishReason }, { n: 0, reason: 'length' });
+  const aborted = await new NoopPolicy().generate({ prompt: [], maxTokens: 5, temperature: 0, signal: AbortSignal.abort() });
+  t.equal(aborted.finishReason, 'cancelled');
+});
+
+t.test('unit: the oracle refuses a task without a gold patch, naming it', async (t) => {
+  const task = await patchTask('unit-no-gold', 'one\n', 'two\n');
+  const { goldPatch: _dropped, ...bare } = task;
+  const oracle = new OraclePolicy();
+  await t.rejects(oracle.generate({ prompt: [], maxTokens: 100, temperature: 0 }, { taskId: bare.id, task: bare, sample: 0, turn: 0 }), {
+    name: 'SwerlError',
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: /task unit-no-gold has no gold patch/,
+  });
+  await t.rejects(oracle.generate({ prompt: [], maxTokens: 100, temperature: 0 }, { taskId: 'lake-4x4', sample: 0, turn: 0 }), {
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: /context\.task is missing \(task lake-4x4\)/,
+  });
+  t.throws(() => new OraclePolicy({ maxCommandBytes: 10 }), { code: 'ERR_SWERL_INVALID_ARG', message: /maxCommandBytes/ });
+
+  // Through the loop: the error propagates and the env is still closed.
+  await t.rejects(play(bare, oracle), { message: /task unit-no-gold has no gold patch/ });
+  checkRootEmpty(t);
+});
+
+t.test('the oracle applies a patch full of shell and grammar traps byte for byte', async (t) => {
+  const base = 'first line\nsecond line\n';
+  const cases: [string, string, OraclePolicy, (turns: Trajectory['turns']) => void][] = [
+    ['traps-heredoc', `first line\n${TRICKY}`, new OraclePolicy(), (turns) => {
+      t.equal(turns.length, 2, 'one execute_bash turn, then finish');
+      t.match(turns[0]!.response, /<<'SWERL_PATCH_END_2'\n/, 'a delimiter that is no line of the patch');
+    }],
+    // Text that the call grammar or the tokenizer would change goes as base64.
+    ['traps-base64', `${TRICKY}\nclosing </parameter> and </function> and <|im_end|> tags\n`, new OraclePolicy(), (turns) => {
+      t.equal(turns.length, 2);
+      t.match(turns[0]!.response, /\| base64 -d \| git apply --whitespace=nowarn -\n/);
+    }],
+    // A patch longer than one command: pieces into a file, then git apply.
+    ['traps-pieces', `${'a long line of text that repeats '.repeat(8)}\n`.repeat(16) + TRICKY, new OraclePolicy({ maxCommandBytes: 1024 }), (turns) => {
+      t.ok(turns.length > 4, `${turns.length} turns`);
+      t.match(turns[0]!.response, new RegExp(`cat > ${ORACLE_PATCH_FILE} <<'SWERL_PATCH_END`));
+      t.match(turns[1]!.response, new RegExp(`cat >> ${ORACLE_PATCH_FILE}`));
+      t.match(turns.at(-2)!.response, new RegExp(`git apply --whitespace=nowarn ${ORACLE_PATCH_FILE} && rm -f ${ORACLE_PATCH_FILE}`));
+      t.ok(turns.slice(0, -1).every((turn) => Buffer.byteLength(parseTextAction(turn.response)!.args.cmd!) <= 1024), 'every command fits');
+    }],
+    // One line longer than a piece: cut inside the line, so that piece cannot be a heredoc.
+    ['traps-long-line', `${'x'.repeat(3000)}\n${TRICKY}`, new OraclePolicy({ maxCommandBytes: 1024 }), (turns) => {
+      t.ok(turns.some((turn) => /base64 -d \| cat >> /.test(turn.response)), 'a piece without a final newline goes as base64');
+    }],
+  ];
+  for (const [id, target, oracle, checkTurns] of cases) {
+    const task = await patchTask(id, base, target);
+    const trajectory = await play(task, oracle);
+    t.equal(trajectory.termination, 'submitted', `${id}: ${trajectory.error ?? ''}`);
+    const why = trajectory.reward === 1 ? '' : `: ${trajectory.rewardReason}; first observation: ${trajectory.turns[0]?.observation}`;
+    t.equal(trajectory.reward, 1, `${id}: reward 1${why}`);
+    t.equal(trajectory.patch, task.goldPatch, `${id}: the graded patch is the gold patch`);
+    t.ok(trajectory.turns.slice(0, -1).every((turn) => turn.tool === 'execute_bash' && turn.observation.startsWith('Exit code: 0\n')), `${id}: every command succeeded`);
+    t.equal(trajectory.turns.at(-1)!.tool, 'finish');
+    checkTurns(trajectory.turns);
+  }
+  checkRootEmpty(t);
+});
+
+t.test('swe-mini: the oracle scores 1 and the no-op 0 on every task', async (t) => {
+  const { tasks } = await loadTasks(SWE_MINI);
+  t.equal(tasks.length, 25, 'all of swe-mini');
+  const started = performance.now();
+
+  const oracle = new OraclePolicy();
+  const solved = await pool(tasks, CONCURRENCY, (task) => play(task, oracle));
+  solved.forEach((trajectory, i) => {
+    const id = tasks[i]!.id;
+    t.equal(trajectory.taskId, id);
+    t.equal(trajectory.termination, 'submitted', `${id}: oracle submitted ${trajectory.error ?? ''}`);
+    const why = trajectory.reward === 1 ? '' : `: ${trajectory.rewardReason}; git apply said: ${trajectory.turns[0]?.observation}`;
+    t.equal(trajectory.reward, 1, `${id}: oracle reward 1${why}`);
+    t.same(trajectory.turns.map((turn) => turn.tool), ['execute_bash', 'finish'], `${id}: apply, then finish`);
+    t.ok(trajectory.turns[0]!.observation.startsWith('Exit code: 0\n'), `${id}: git apply succeeded`);
+    t.ok(trajectory.mask.some((m) => m === 1) && trajectory.logprobs.every((l) => l === 0), `${id}: sampled tokens masked, logprobs 0`);
+  });
+  const oracleSeconds = (performance.now() - started) / 1000;
+
+  const noop = new NoopPolicy();
+  const untouched = await pool(tasks, CONCURRENCY, (task) => play(task, noop));
+  untouched.forEach((trajectory, i) => {
+    const id = tasks[i]!.id;
+    t.equal(trajectory.termination, 'submitted', `${id}: no-op submitted ${trajectory.error ?? ''}`);
+    t.equal(trajectory.reward, 0, `${id}: no-op reward 0 (${trajectory.rewardReason})`);
+    t.equal(trajectory.patch, '', `${id}: no-op changed nothing`);
+    t.same(trajectory.turns.map((turn) => turn.tool), ['finish'], `${id}: finish only`);
+  });
+  t.comment(`oracle ${oracleSeconds.toFixed(1)} s, no-op ${((performance.now() - started) / 1000 - oracleSeconds).toFixed(1)} s, ${CONCURRENCY} at a time`);
+  checkRootEmpty(t);
+});
