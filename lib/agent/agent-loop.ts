@@ -11,7 +11,7 @@
  * trajectory that runs out ends as 'max_context'.
  */
 import { SwerlError } from '../errors.js';
-import type { Env, RewardResult, StepResult } from '../env/env.js';
+import type { ChatMessage, Env, RewardResult, StepResult } from '../env/env.js';
 import type { TerminationReason } from '../math/reward-shaping.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../policy/chat-template.js';
@@ -130,7 +130,15 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
 
   try {
     if (signal?.aborted) throw new EpisodeAborted();
-    const opening = await within(env.reset(), deadline - performance.now(), 'timeout');
+    let opening: ChatMessage[];
+    try {
+      opening = await within(env.reset(), deadline - performance.now(), 'timeout');
+    } catch (caught) {
+      // A reset that outlives the episode's whole time is an env that cannot start: an
+      // infrastructure fault (so the rollout engine retries it), not a bare Deadline.
+      if (caught instanceof Deadline) throw new SwerlError('ERR_SWERL_SANDBOX', `env.reset() did not finish within trajectoryTimeoutMs (${options.trajectoryTimeoutMs} ms)`);
+      throw caught;
+    }
     timings.envMs += performance.now() - began;
     renderer.append(...opening).generationPrompt();
     promptTokens = renderer.length;

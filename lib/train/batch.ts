@@ -45,6 +45,8 @@ export function shapeBatch(trajectories: readonly Trajectory[], algorithm: Algor
   }
   if (algorithm.overlong && n > 0) {
     rewards = overlongPenalty(rewards, trajectories.map((t) => t.responseTokens), algorithm.overlong);
+    // A compact-filtered trajectory keeps reward 0 (specs/loss.md), overlong or not.
+    rewards = rewards.map((r, i) => (filtered[i] === 1 ? 0 : r));
   }
 
   const advantages = n > 0 ? computeAdvantages(rewards, groups, { estimator: algorithm.estimator }) : new Float32Array(0);
@@ -78,9 +80,12 @@ export function miniBatches(
 ): MiniBatch[] {
   const keptOrder = order.filter((i) => shaped.kept[i] === 1);
   const batches: MiniBatch[] = [];
-  const size = Math.ceil(keptOrder.length / Math.max(1, count));
-  for (let start = 0; start < keptOrder.length; start += size) {
+  // min(count, kept) contiguous parts whose sizes differ by at most one (the larger first).
+  const parts = Math.max(1, Math.min(count, keptOrder.length));
+  for (let part = 0, start = 0; part < parts && start < keptOrder.length; part++) {
+    const size = Math.floor(keptOrder.length / parts) + (part < keptOrder.length % parts ? 1 : 0);
     const indexes = keptOrder.slice(start, start + size);
+    start += size;
     const masks = indexes.map((i) => shaped.masks[i]!);
     const seqLengths = masks.map((m) => m.length);
     const flat = concatMasks(masks);

@@ -305,6 +305,8 @@ function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig
     // DAPO: a buffer of a fifth of the budget (4096 of 20480 in the paper).
     algorithm.overlong = { maxLength: responseBudget, bufferLength: Math.max(1, Math.floor(responseBudget / 5)) };
   }
+  if (algorithm.turnPenalty.threshold >= algorithm.turnPenalty.maxTurns)
+    throw invalidArg('config.algorithm.turnPenalty', `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
   if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
     throw invalidArg('config.algorithm.overlong.bufferLength', `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
   return algorithm;
@@ -341,6 +343,8 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   } else throw invalidArg('config.tasks.kind', `is ${JSON.stringify(tasksRaw.kind)}`, 'use "frozenlake" or "swe"');
 
   const rolloutRaw = (section(raw, 'rollout') ?? {}) as Record<string, unknown>;
+  if ('budgetWarning' in rolloutRaw)
+    throw invalidArg('config.rollout.budgetWarning', 'is set by the task kind (FrozenLake: answer now; SWE: call finish now)', 'remove it');
   const { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentRaw } = parseRollout(rolloutRaw, 'config.rollout');
   const agent = parseAgentLoopOptions(
     { budgetWarning: undefined, ...agentRaw },
@@ -358,8 +362,8 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
     throw invalidArg('config.rollout.tasksPerStep', `(${tasksPerStep}) exceeds the ${tasks.trainSeeds.length} training maps of config.tasks.trainSeeds`, 'lower it or add seeds');
 
   const algorithm = resolveAlgorithm(section(raw, 'algorithm'), rollout.responseBudget);
-  if (algorithm.estimator !== 'rloo' && samplesPerTask < 2)
-    throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task`);
+  if (samplesPerTask < 2)
+    throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task (a group of one has advantage 0)`);
   if (algorithm.miniBatches > tasksPerStep * samplesPerTask)
     throw invalidArg('config.algorithm.miniBatches', `(${algorithm.miniBatches}) exceeds the ${tasksPerStep * samplesPerTask} trajectories of a step`);
 

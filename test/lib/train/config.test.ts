@@ -1,0 +1,196 @@
+import path from 'node:path';
+
+import t, { type Test } from 'tap';
+
+import { SwerlError } from '../../../lib/errors.js';
+import { PRESETS } from '../../../lib/train/algorithms.js';
+import { resolveTrainConfig, type TrainConfig } from '../../../lib/train/config.js';
+
+const BASE = '/srv/experiments';
+
+/** The smallest valid config, with sections replaced or added. */
+function config(sections: Record<string, unknown> = {}): Record<string, unknown> {
+  return { run: { dir: 'runs/a' }, model: { preset: 'qwen3-tiny' }, tasks: { kind: 'frozenlake' }, ...sections };
+}
+
+function resolve(sections: Record<string, unknown> = {}): TrainConfig {
+  return resolveTrainConfig(config(sections), BASE);
+}
+
+/** The call throws an ERR_SWERL_INVALID_ARG SwerlError whose message names `field` and matches `fix`. */
+function refuses(t: Test, value: unknown, field: string, fix?: RegExp, label = field): void {
+  let caught: unknown;
+  try {
+    resolveTrainConfig(value, BASE);
+  } catch (error) {
+    caught = error;
+  }
+  if (!(caught instanceof SwerlError)) {
+    t.fail(`${label}: expected a SwerlError, got ${caught === undefined ? 'no error' : String(caught)}`);
+    return;
+  }
+  t.equal(caught.code, 'ERR_SWERL_INVALID_ARG', `${label}: code`);
+  t.ok(caught.message.startsWith(`${field} `), `${label}: message names ${field}: ${caught.message}`);
+  if (fix) t.match(caught.message, fix, `${label}: says what to do`);
+}
+
+t.test('defaults are filled in', async (t) => {
+  const c = resolve();
+  t.equal(c.run.dir, path.join(BASE, 'runs/a'));
+  t.equal(c.run.steps, 20);
+  t.equal(c.run.seed, 0);
+  t.equal(c.run.resume, false);
+  t.equal(c.run.checkpointEvery, 5);
+  t.equal(c.run.keepCheckpoints, 2);
+  t.equal(c.run.progress, 'auto');
+  t.same(c.model, { preset: 'qwen3-tiny', device: 'cpu', microBatchTokens: 8192, maxBatchSize: 64, activationCheckpointing: false, initStd: 0.02 });
+  t.same(c.optimizer, { lr: 1e-6, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1 });
+  t.same(c.tasks, { kind: 'frozenlake', size: 4, holeDensity: 0.2, slippery: false, maxSteps: 10, prompt: 'full', trainSeeds: [0, 1, 2, 3], formatWarmupSteps: 0, formatWarmupLr: 1e-3 });
+  t.same(c.rollout, {
+    tasksPerStep: 4,
+    samplesPerTask: 8,
+    concurrency: 8,
+    generationConcurrency: 0,
+    retries: 2,
+    allowNonPureSampling: false,
+    maxTurns: 50,
+    promptBudget: 4096,
+    responseBudget: 32768,
+    maxTokensPerTurn: 4096,
+    temperature: 1,
+    topK: 0,
+    topP: 1,
+    trajectoryTimeoutMs: 5_400_000,
+    stepTimeoutMs: 600_000,
+    warnTokensLeft: 0,
+    enableThinking: false,
+  });
+  t.same(c.eval, { every: 0, samples: 1, temperature: 0 });
+  // grpo++: the preset's fields, L = the response budget.
+  t.same(c.algorithm, { preset: 'grpo++', ...PRESETS['grpo++'], normLength: 32768 });
+  t.equal(c.algorithm.estimator, 'rloo');
+  t.equal(c.algorithm.truncation, 'mask');
+  t.equal(c.algorithm.clipHigh, 0.28);
+});
+
+t.test('algorithm presets and overrides', async (t) => {
+  const dapo = resolve({ algorithm: { preset: 'dapo' }, rollout: { responseBudget: 20480 } });
+  t.same(dapo.algorithm.overlong, { maxLength: 20480, bufferLength: 4096 }, 'DAPO: a buffer of a fifth of the budget');
+  t.equal(dapo.algorithm.aggregation, 'token-mean');
+  t.equal(dapo.algorithm.groupFilter, 'informative');
+  t.equal(dapo.algorithm.normLength, 20480);
+
+  const custom = resolve({ algorithm: { preset: 'dapo', overlong: { maxLength: 100, bufferLength: 10 }, clipHigh: null, normLength: 512, kl: { coef: 0.1 } } });
+  t.same(custom.algorithm.overlong, { maxLength: 100, bufferLength: 10 });
+  t.equal(custom.algorithm.clipHigh, null);
+  t.equal(custom.algorithm.normLength, 512);
+  t.same(custom.algorithm.kl, { coef: 0.1, kind: 'k3' });
+
+  const nebius = resolve({ algorithm: { preset: 'nebius' } });
+  t.equal(nebius.algorithm.truncation, 'penalize');
+  t.equal(nebius.algorithm.groupFilter, 'nonzero-advantage');
+  t.equal(nebius.algorithm.overlong, null);
+  // The preset objects are not shared with (or changed by) a resolved config.
+  nebius.algorithm.turnPenalty.threshold = 99;
+  t.equal(PRESETS.nebius.turnPenalty.threshold, 10);
+});
+
+t.test('relative paths are resolved against baseDir', async (t) => {
+  const c = resolveTrainConfig(
+    config({ model: { path: '../models/qwen3' }, tasks: { kind: 'swe', path: 'tasks/swe-mini' }, rollout: { tasksPerStep: 2 } }),
+    BASE,
+  );
+  t.equal(c.run.dir, '/srv/experiments/runs/a');
+  t.equal(c.model.path, '/srv/models/qwen3');
+  t.equal(c.tasks.kind, 'swe');
+  if (c.tasks.kind === 'swe') {
+    t.equal(c.tasks.path, '/srv/experiments/tasks/swe-mini');
+    t.equal(c.tasks.sandbox, 'local');
+    t.equal(c.tasks.env.maxSteps, 50, 'the env section is defaulted too');
+  }
+  const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
+  t.equal(absolute.run.dir, '/tmp/run');
+  t.equal(resolveTrainConfig(config(), '/other').run.dir, '/other/runs/a');
+});
+
+t.test('sampling: temperature 0, topK and topP are refused unless allowed', async (t) => {
+  refuses(t, config({ rollout: { temperature: 0 } }), 'config.rollout.temperature', /temperature > 0/);
+  refuses(t, config({ rollout: { topK: 20 } }), 'config.rollout.topK', /allowNonPureSampling: true/);
+  refuses(t, config({ rollout: { topP: 0.95 } }), 'config.rollout.topP', /allowNonPureSampling: true/);
+  const allowed = resolve({ rollout: { topK: 20, topP: 0.95, allowNonPureSampling: true } });
+  t.equal(allowed.rollout.topK, 20);
+  t.equal(allowed.rollout.topP, 0.95);
+  t.equal(allowed.rollout.allowNonPureSampling, true);
+  t.equal(resolve({ rollout: { temperature: 0.6 } }).rollout.temperature, 0.6);
+});
+
+t.test('errors name the field', async (t) => {
+  refuses(t, config({ extra: {} }), 'config.extra', /known: run, model, optimizer, tasks, algorithm, rollout, eval/, 'unknown section');
+  refuses(t, config({ run: { dir: 'x', stepz: 3 } }), 'config.run.stepz', /known/, 'unknown run field');
+  refuses(t, config({ optimizer: { learningRate: 1 } }), 'config.optimizer.learningRate', /known/, 'unknown optimizer field');
+  refuses(t, config({ rollout: { sampelsPerTask: 4 } }), 'config.rollout.sampelsPerTask', /known/, 'unknown rollout field');
+  refuses(t, config({ algorithm: { clip: 0.2 } }), 'config.algorithm.clip', /known/, 'unknown algorithm field');
+  refuses(t, config({ tasks: { kind: 'frozenlake', sise: 4 } }), 'config.tasks.sise', /known/, 'unknown tasks field');
+  refuses(t, config({ eval: { every: 1, greedy: true } }), 'config.eval.greedy', /known/, 'unknown eval field');
+  refuses(t, config({ rollout: [] }), 'config.rollout', /must be an object/, 'a section that is not an object');
+  refuses(t, 'nope', 'config', /must be an object/, 'not an object');
+
+  const { tasks: _tasks, ...noTasks } = config();
+  refuses(t, noTasks, 'config.tasks', /is required.*frozenlake/, 'missing tasks');
+  refuses(t, config({ tasks: { kind: 'atari' } }), 'config.tasks.kind', /"frozenlake" or "swe"/, 'bad tasks.kind');
+  refuses(t, config({ tasks: {} }), 'config.tasks.kind', /"frozenlake" or "swe"/, 'tasks without kind');
+  refuses(t, config({ tasks: { kind: 'swe' } }), 'config.tasks.path', /required/, 'swe without path');
+
+  refuses(t, config({ model: { preset: 'qwen3-tiny', path: 'models/q' } }), 'config.model', /exactly one of preset .* and path/, 'model with both');
+  refuses(t, config({ model: {} }), 'config.model', /exactly one of preset .* and path/, 'model with neither');
+  refuses(t, config({ model: { preset: 'qwen3-huge' } }), 'config.model.preset', /qwen3-tiny/, 'unknown preset');
+  const { run: _run, ...noRun } = config();
+  refuses(t, noRun, 'config.run.dir', /required/, 'missing run.dir');
+
+  refuses(t, config({ tasks: { kind: 'frozenlake', trainSeeds: [1, 2] }, rollout: { tasksPerStep: 3 } }), 'config.rollout.tasksPerStep', /lower it or add seeds/, 'tasksPerStep > trainSeeds');
+  t.equal(resolve({ tasks: { kind: 'frozenlake', trainSeeds: [1, 2] }, rollout: { tasksPerStep: 2 } }).rollout.tasksPerStep, 2);
+
+  for (const preset of ['grpo', 'drgrpo', 'dapo', 'nebius']) {
+    refuses(t, config({ algorithm: { preset }, rollout: { samplesPerTask: 1 } }), 'config.rollout.samplesPerTask', /at least 2/, `samplesPerTask 1 with ${preset}`);
+  }
+  refuses(t, config({ algorithm: { estimator: 'grpo' }, rollout: { samplesPerTask: 1 } }), 'config.rollout.samplesPerTask', /at least 2/, 'samplesPerTask 1 with estimator grpo');
+
+  refuses(t, config({ algorithm: { miniBatches: 9 }, rollout: { tasksPerStep: 2, samplesPerTask: 4 } }), 'config.algorithm.miniBatches', /exceeds the 8 trajectories/, 'miniBatches too large');
+  t.equal(resolve({ algorithm: { miniBatches: 8 }, rollout: { tasksPerStep: 2, samplesPerTask: 4 } }).algorithm.miniBatches, 8);
+
+  refuses(t, config({ algorithm: { overlong: { maxLength: 100, bufferLength: 101 } } }), 'config.algorithm.overlong.bufferLength', /exceeds maxLength \(100\)/, 'overlong buffer > max');
+  t.same(resolve({ algorithm: { overlong: { maxLength: 100, bufferLength: 100 } } }).algorithm.overlong, { maxLength: 100, bufferLength: 100 });
+
+  refuses(t, config({ rollout: { samplesPerTask: 0 } }), 'config.rollout.samplesPerTask', undefined, 'samplesPerTask 0');
+  refuses(t, config({ algorithm: { preset: 'ppo' } }), 'config.algorithm.preset', /"grpo\+\+"/, 'unknown algorithm preset');
+  refuses(t, config({ model: { preset: 'qwen3-tiny', device: 'tpu' } }), 'config.model.device', undefined, 'bad device');
+});
+
+t.test('the input is not modified', async (t) => {
+  const raw = config({ rollout: { samplesPerTask: 4 } });
+  const copy = structuredClone(raw);
+  resolveTrainConfig(raw, BASE);
+  t.same(raw, copy);
+});
+
+/** What resolveTrainConfig throws for `value`, or undefined when it accepts it. */
+function thrown(value: unknown): Error | undefined {
+  try {
+    resolveTrainConfig(value, BASE);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+t.test('refused when the config is read, not at the first step', async (t) => {
+  const rloo = thrown(config({ rollout: { samplesPerTask: 1 } }));
+  t.match(rloo?.message, /^config\.rollout\.samplesPerTask .*at least 2/, 'samplesPerTask 1 with rloo (grpo++) is refused: a group of one has advantage 0');
+
+  const warning = thrown(config({ rollout: { budgetWarning: 'hurry' } }));
+  const kept = warning === undefined && (resolve({ rollout: { budgetWarning: 'hurry' } }).rollout as unknown as Record<string, unknown>).budgetWarning === 'hurry';
+  t.ok(kept || /config\.rollout\.budgetWarning/.test(warning?.message ?? ''), 'config.rollout.budgetWarning is used or refused, not silently dropped');
+
+  const penalty = thrown(config({ algorithm: { preset: 'nebius', turnPenalty: { threshold: 10, maxTurns: 10 } } }));
+  t.match(penalty?.message, /^config\.algorithm\.turnPenalty/, 'a turn penalty with threshold >= maxTurns is refused when the config is read');
+});
