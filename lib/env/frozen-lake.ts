@@ -437,7 +437,9 @@ export class FrozenLakeEnv implements Env {
 
   /** The grid after a status line (none at reset), with the countdown. */
   private observe(status: string, remaining: number): string {
-    if (this.prompt === 'short') return `${status ? `${status}\n` : ''}${this.render()}\nSteps Remaining: ${remaining}`;
+    // The position as digits too: a small model reads a digit's value from its embedding,
+    // where finding P in the grid takes a two-layer circuit it must first learn.
+    if (this.prompt === 'short') return `${status ? `${status}\n` : ''}${this.render()}\nAt (${this.row}, ${this.col}). Steps Remaining: ${remaining}`;
     return `${status ? `${status}\n` : ''}Current observation:\n${this.render()}\nSteps Remaining: ${remaining}`;
   }
 

@@ -50,15 +50,15 @@ t.test("the 'short' prompt: one line of rules, terse observations, same game", a
   const env = new FrozenLakeEnv({ map: CLASSIC, maxSteps: 4, prompt: 'short' });
   const messages = await env.reset();
   t.equal(messages[0].content, 'FrozenLake 4x4: P you, _ ice, O hole, G goal. Reach G in 4 moves. Answer Up, Down, Left or Right.');
-  t.equal(messages[1].content, 'P___\n_O_O\n___O\nO__G\nSteps Remaining: 4');
+  t.equal(messages[1].content, 'P___\n_O_O\n___O\nO__G\nAt (0, 0). Steps Remaining: 4');
   let r = await env.step('Down');
-  t.equal(r.observation, 'Down\n____\nPO_O\n___O\nO__G\nSteps Remaining: 3');
+  t.equal(r.observation, 'Down\n____\nPO_O\n___O\nO__G\nAt (1, 0). Steps Remaining: 3');
   r = await env.step('Left');
-  t.equal(r.observation, 'Left, edge\n____\nPO_O\n___O\nO__G\nSteps Remaining: 2');
+  t.equal(r.observation, 'Left, edge\n____\nPO_O\n___O\nO__G\nAt (1, 0). Steps Remaining: 2');
   r = await env.step('nothing');
-  t.equal(r.observation, 'Invalid move.\n____\nPO_O\n___O\nO__G\nSteps Remaining: 1');
+  t.equal(r.observation, 'Invalid move.\n____\nPO_O\n___O\nO__G\nAt (1, 0). Steps Remaining: 1');
   r = await env.step('Right');
-  t.equal(r.observation, 'Right, hole.\n____\n_P_O\n___O\nO__G\nSteps Remaining: 0');
+  t.equal(r.observation, 'Right, hole.\n____\n_P_O\n___O\nO__G\nAt (1, 1). Steps Remaining: 0');
   t.equal(r.done, true);
   t.equal((await env.reward()).reward, 0);
 
@@ -71,7 +71,7 @@ t.test("the 'short' prompt: one line of rules, terse observations, same game", a
 
   const goal = new FrozenLakeEnv({ map: ['SG'], maxSteps: 3, prompt: 'short' });
   await goal.reset();
-  t.equal((await goal.step('Right')).observation, 'Right, goal!\n_P\nSteps Remaining: 2');
+  t.equal((await goal.step('Right')).observation, 'Right, goal!\n_P\nAt (0, 1). Steps Remaining: 2');
   t.throws(() => new FrozenLakeEnv({ prompt: 'long' as 'full' }), /prompt/);
 });
 
