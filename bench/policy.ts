@@ -17,6 +17,7 @@ import { native, packageRoot } from '../lib/native.js';
 import { NativePolicy } from '../lib/policy/native-policy.js';
 import { parameterCount, presetConfig, resolveModelConfig, type HfModelConfig, type ModelPreset } from '../lib/policy/model-config.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
+import { mulberry32 } from '../lib/util/random.js';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -62,18 +63,6 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-
-/** mulberry32: a small seeded generator for the prompts and train tokens. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomTokens(random: () => number, length: number, vocab: number): Int32Array {
   const t = new Int32Array(length);
@@ -121,7 +110,7 @@ async function generateOnce(policy: NativePolicy, spec: ModelSpec, batch: number
 }
 
 async function benchGeneration(policy: NativePolicy, spec: ModelSpec, batch: number): Promise<GenerationRow> {
-  const random = rng(SEED + batch);
+  const random = mulberry32(SEED + batch);
   const N = spec.newTokens;
   const cpu0 = cpuSnapshot();
   await generateOnce(policy, spec, batch, N, random); // warm-up: allocator, KV cache growth, threads
@@ -177,7 +166,7 @@ interface TrainRow {
 }
 
 async function benchTrain(policy: NativePolicy, spec: ModelSpec, params: number): Promise<TrainRow> {
-  const random = rng(SEED);
+  const random = mulberry32(SEED);
   const cpu0 = cpuSnapshot();
   const S = spec.trainSequences, L = spec.trainLength;
   const tokens = Array.from({ length: S }, () => randomTokens(random, L, spec.vocabSize));

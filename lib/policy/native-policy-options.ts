@@ -44,6 +44,23 @@ export interface NativePolicyLoadOptions extends Partial<Omit<NativePolicyOption
   optimizer?: Partial<Omit<OptimizerOptions, 'schedule'>> & { schedule?: Partial<LrSchedule> };
 }
 
+/** AdamW's fields, one schema for the policy's options and the training config's optimizer section. */
+export const ADAMW_FIELDS = {
+  lr: { type: 'number', minimum: 0, default: 1e-6 },
+  betas: {
+    type: 'array',
+    items: [
+      { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+      { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+    ],
+    minItems: 2,
+    maxItems: 2,
+    default: [0.9, 0.999],
+  },
+  eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
+  weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+} as const;
+
 const parsePolicyOptionsSchema = optionsParser<NativePolicyOptions>({
   type: 'object',
   additionalProperties: false,
@@ -58,19 +75,7 @@ const parsePolicyOptionsSchema = optionsParser<NativePolicyOptions>({
       additionalProperties: false,
       default: {},
       properties: {
-        lr: { type: 'number', minimum: 0, default: 1e-6 },
-        betas: {
-          type: 'array',
-          items: [
-            { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-            { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-          ],
-          minItems: 2,
-          maxItems: 2,
-          default: [0.9, 0.999],
-        },
-        eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
-        weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+        ...ADAMW_FIELDS,
         schedule: {
           type: 'object',
           additionalProperties: false,

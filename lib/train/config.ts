@@ -6,10 +6,10 @@
 import path from 'node:path';
 
 import { invalidArg } from '../errors.js';
-import { parseAgentLoopOptions } from '../agent/agent-loop.js';
+import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
-import type { NativePolicyLoadOptions } from '../policy/native-policy-options.js';
+import { ADAMW_FIELDS, type NativePolicyLoadOptions } from '../policy/native-policy-options.js';
 import { MODEL_PRESETS, type ModelPreset } from '../policy/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 
@@ -92,7 +92,8 @@ export interface SweTasksConfig {
 
 export type TasksConfig = FrozenLakeTasksConfig | SweTasksConfig;
 
-export interface RolloutConfig {
+/** The rollout engine's fields, then the agent loop's (the budget warning comes from the task kind). */
+export interface RolloutConfig extends Omit<AgentLoopOptions, 'budgetWarning'> {
   /** Tasks (groups) per training step. */
   tasksPerStep: number;
   /** n: samples per task. */
@@ -102,19 +103,8 @@ export interface RolloutConfig {
   /** Generations in flight (0 = no bound beyond concurrency). */
   generationConcurrency: number;
   retries: number;
-  maxTurns: number;
-  promptBudget: number;
-  responseBudget: number;
-  maxTokensPerTurn: number;
-  temperature: number;
-  topK: number;
-  topP: number;
   /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
   allowNonPureSampling: boolean;
-  trajectoryTimeoutMs: number;
-  stepTimeoutMs: number;
-  warnTokensLeft: number;
-  enableThinking: boolean;
 }
 
 export interface EvalConfig {
@@ -172,19 +162,7 @@ const parseOptimizer = optionsParser<OptimizerConfig>({
   type: 'object',
   additionalProperties: false,
   properties: {
-    lr: { type: 'number', minimum: 0, default: 1e-6 },
-    betas: {
-      type: 'array',
-      items: [
-        { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-        { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-      ],
-      minItems: 2,
-      maxItems: 2,
-      default: [0.9, 0.999],
-    },
-    eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
-    weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+    ...ADAMW_FIELDS,
     warmupSteps: { type: 'integer', minimum: 0, default: 0 },
     schedule: { enum: ['constant', 'cosine'], default: 'constant' },
     maxGradNorm: { type: 'number', minimum: 0, default: 1 },
@@ -227,7 +205,7 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env'> & { env: object }>({
   },
 });
 
-const parseRollout = optionsParser<Omit<RolloutConfig, 'maxTurns' | 'promptBudget' | 'responseBudget' | 'maxTokensPerTurn' | 'temperature' | 'topK' | 'topP' | 'trajectoryTimeoutMs' | 'stepTimeoutMs' | 'warnTokensLeft' | 'enableThinking'> & Record<string, unknown>>({
+const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> & Record<string, unknown>>({
   type: 'object',
   additionalProperties: true,
   properties: {
