@@ -89,16 +89,35 @@ async function trainCommand(args: string[]): Promise<number> {
   if (values.steps !== undefined) run.steps = positiveInt(values.steps, '--steps', 1);
   if (values.dir !== undefined) run.dir = values.dir;
 
-  // Ctrl-C: finish nothing new, close every env, keep what is written. A second one forces.
+  // Ctrl-C: finish nothing new, close every env, keep what is written. A second one forces (the
+  // exit hook of sandbox/cleanup.ts still kills and removes every live sandbox then). The
+  // trainer closes its envs itself, so cleanup.ts's signal handlers stay off: they would
+  // destroy sandboxes under episodes still resetting (an ERR_SWERL_SANDBOX instead of a
+  // clean stop) and re-raise the signal, which would be taken for the second Ctrl-C and exit
+  // before summary.json is written.
+  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
+  // Workaround until the native addon pins it: OpenBLAS's pthread pool is shut down by its
+  // fork handler, so a multi-threaded BLAS call (a generation step on the libuv pool) running
+  // while a sandbox command is spawned waits forever for workers that are gone. Read when the
+  // addon loads (lazily, in train()), so setting it here is in time.
+  process.env.OPENBLAS_NUM_THREADS ??= '1';
+  // Nor may a closed terminal or pipe (SIGHUP, `| head`) turn a stop into a crash: an EPIPE/EIO
+  // on the progress output would be an uncaught exception, with episodes still open.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const stop = new AbortController();
-  const onInterrupt = () => {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
     console.error('\nswerl: stopping: closing the running episodes (Ctrl-C again to force)');
     stop.abort();
-    process.once('SIGINT', () => process.exit(130));
   };
-  process.once('SIGINT', onInterrupt);
-  process.once('SIGTERM', onInterrupt);
-  const summary = await train({ ...config, run }, { signal: stop.signal });
+  for (const signal of signals) process.on(signal, onSignal);
+  let summary: Awaited<ReturnType<typeof train>>;
+  try {
+    summary = await train({ ...config, run }, { signal: stop.signal });
+  } finally {
+    for (const signal of signals) process.removeListener(signal, onSignal);
+  }
   const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
   console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
   if (evals) console.log(`greedy success by step: ${evals}`);

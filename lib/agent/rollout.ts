@@ -140,7 +140,8 @@ export async function runRollouts(
         // A sandbox that died mid-episode ends it as 'error': infrastructure, so retried too.
         const retryable = fault !== undefined || trajectory?.termination === 'error';
         if (!retryable || attempt >= options.retries || stop.signal.aborted) {
-          if (trajectory === undefined) throw fault;
+          // A fault while stopping is the stop's doing (Ctrl-C destroys sandboxes): report the stop.
+          if (trajectory === undefined) throw stop.signal.aborted && hooks.signal?.aborted ? new EpisodeAborted() : fault;
           trajectory.attempts = attempt + 1;
           results[index] = trajectory;
           progress.done++;

@@ -7,6 +7,7 @@
  * knows about reaching the goal afterwards comes from RL.
  */
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
+import { invalidArg } from '../errors.js';
 import type { AgentPolicy, SamplingRequest } from '../agent/policy.js';
 import { runRollouts } from '../agent/rollout.js';
 import { DIRECTIONS } from '../env/frozen-lake.js';
@@ -61,6 +62,8 @@ export async function formatWarmup(policy: NativePolicy, source: TaskSource, opt
     const trajectories = await runRollouts(items, scripted, { concurrency: options.episodes, generationConcurrency: 0, retries: 0, agent: options.agent });
     const current = await policy.logprobs(trajectories.map((t) => t.tokens));
     const answerTokens = trajectories.reduce((n, t) => n + t.mask.reduce((a, b) => a + b, 0), 0);
+    if (answerTokens === 0)
+      throw invalidArg('config.rollout.promptBudget', `leaves no room for a single answer: every warm-up episode ended as ${trajectories[0]?.termination} before its first turn`, 'raise promptBudget/responseBudget above the prompt length');
     // The answers' negative log-likelihood before this step (the loss itself is -1 by construction).
     nll = -trajectories.reduce((sum, t, i) => sum + t.mask.reduce((s, m, j) => s + m * current[i]![j]!, 0), 0) / answerTokens;
     await policy.trainStep({

@@ -1,0 +1,217 @@
+/**
+ * train() in process, on FrozenLake with the tiny model from scratch: what a run leaves
+ * behind, the events it reports, the metrics it documents, that a step with a nonzero
+ * advantage changes the weights, and a stop mid-rollout.
+ *
+ * A model from scratch almost never reaches the goal in two steps, so the runs add DAPO's
+ * overlong penalty to grpo++: long turns (up to 64 sampled tokens, cut short when <|im_end|>
+ * happens to be sampled) give every trajectory a shaped reward of its own, hence nonzero
+ * advantages from the first step, whatever the policy does.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+
+import t from 'tap';
+
+import { train, type TrainSummary } from '../../../lib/train/trainer.js';
+import type { TrainEvent } from '../../../lib/train/progress.js';
+
+interface SavedTrajectory {
+  taskId: string;
+  group: number;
+  sample: number;
+  tokens: number[];
+  mask: number[];
+  logprobs: number[];
+  promptTokens: number;
+  turns: { contextTokens: number; responseTokens: number }[];
+  termination: string;
+  reward: number;
+  shapedReward: number;
+  advantage: number;
+  filtered: boolean;
+  kept: boolean;
+}
+
+function config(dir: string, overrides: { run?: object; tasks?: object; eval?: object } = {}) {
+  return {
+    run: { dir, steps: 2, seed: 3, checkpointEvery: 1, keepCheckpoints: 3, progress: 'none', ...overrides.run },
+    model: { preset: 'qwen3-tiny', threads: 1 },
+    optimizer: { lr: 0.002, weightDecay: 0, maxGradNorm: 1 },
+    tasks: { kind: 'frozenlake', size: 2, holeDensity: 0.2, maxSteps: 3, prompt: 'short', trainSeeds: [0, 1, 2, 3], formatWarmupSteps: 1, ...overrides.tasks },
+    algorithm: { preset: 'grpo++', overlong: { maxLength: 384, bufferLength: 320 } },
+    rollout: { tasksPerStep: 2, samplesPerTask: 4, concurrency: 8, maxTurns: 3, promptBudget: 256, responseBudget: 384, maxTokensPerTurn: 64 },
+    eval: { every: 1, ...overrides.eval },
+  };
+}
+
+function metricsRows(dir: string): Record<string, any>[] {
+  return readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, any>);
+}
+
+function trajectories(dir: string, step: number): SavedTrajectory[] {
+  const text = gunzipSync(readFileSync(path.join(dir, 'trajectories', `step-${step}.jsonl.gz`))).toString('utf8');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as SavedTrajectory);
+}
+
+/** The tensor bytes of a checkpoint (model.safetensors after its JSON header). */
+function weightBytes(dir: string, step: number): Buffer {
+  const file = readFileSync(path.join(dir, 'checkpoints', `step-${step}`, 'model.safetensors'));
+  return file.subarray(8 + Number(file.readBigUInt64LE(0)));
+}
+
+t.test('a 2-step FrozenLake run: summary, events, metrics, trajectories, checkpoints', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const events: TrainEvent[] = [];
+  const summary: TrainSummary = await train(config(dir), { onEvent: (e) => events.push(e) });
+
+  t.equal(summary.dir, dir);
+  t.equal(summary.steps, 2);
+  t.equal(summary.stopped, false);
+  t.same(summary.evals.map((e) => e.step), [0, 1, 2], 'greedy evals before RL and after each step (eval.every 1)');
+  for (const e of summary.evals) t.ok(e.success >= 0 && e.success <= 1);
+  t.equal(summary.checkpoint, path.join(dir, 'checkpoints', 'step-2'));
+  t.equal(summary.last?.step, 2);
+  t.same(JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')), JSON.parse(JSON.stringify(summary)), 'summary.json is the returned summary');
+
+  // Events: the warm-up first (it makes the step-0 policy), then the run, rollout progress
+  // events collapsed into one entry per step.
+  const order: string[] = [];
+  for (const e of events) {
+    const key = `${e.type}:${e.step}`;
+    if (e.type === 'rollouts' && order.at(-1) === key) continue;
+    order.push(key);
+  }
+  t.same(order, ['warmup:1', 'start:0', 'eval:0', 'rollouts:1', 'eval:1', 'step:1', 'checkpoint:1', 'rollouts:2', 'eval:2', 'step:2', 'checkpoint:2', 'done:2']);
+  const start = events.find((e) => e.type === 'start');
+  t.match(start, { resumed: false, steps: 2, dir });
+  const progress = events.flatMap((e) => (e.type === 'rollouts' && e.step === 1 ? [e.progress] : []));
+  t.same(progress.map((p) => p.done), [1, 2, 3, 4, 5, 6, 7, 8], 'one progress event per finished trajectory');
+  t.ok(progress.every((p) => p.total === 8));
+
+  // metrics.jsonl: the step-0 eval row, then one row per step with the documented fields.
+  const rows = metricsRows(dir);
+  t.same(rows.map((r) => r.step), [0, 1, 2]);
+  t.same(rows[0], { step: 0, eval: { success: summary.evals[0]!.success } });
+  const finite = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+  for (const row of rows.slice(1)) {
+    const step = row.step as number;
+    t.equal(row.trajectories, 8, `step ${step}: tasksPerStep x samplesPerTask trajectories`);
+    t.ok(finite(row.reward.mean) && finite(row.reward.shapedMean) && finite(row.reward.std), `step ${step}: reward`);
+    t.ok(row.reward.shapedMean < 0, `step ${step}: the overlong penalty shaped the rewards`);
+    t.equal(row.groups.solveAll + row.groups.solveNone + row.groups.solvePartial, 2, `step ${step}: groups.solveAll/None/Partial cover the 2 groups`);
+    t.equal(row.groups.rounds, 1);
+    t.same(Object.values(row.terminations as Record<string, number>).reduce((a, b) => a + b, 0), 8, `step ${step}: terminations count every trajectory`);
+    for (const key of ['entropy', 'clipFracLow', 'clipFracHigh', 'approxKl', 'gradNorm', 'value', 'lr', 'ratioMax'])
+      t.ok(finite(row.loss[key]), `step ${step}: loss.${key} = ${row.loss[key]}`);
+    t.ok(row.loss.entropy > 0, `step ${step}: entropy of a model from scratch is high`);
+    t.ok(row.loss.clipFracLow >= 0 && row.loss.clipFracLow <= 1 && row.loss.clipFracHigh >= 0 && row.loss.clipFracHigh <= 1);
+    t.equal(row.loss.optimizerSteps, 1, `step ${step}: one mini-batch, one epoch`);
+    t.ok(row.loss.lossTokens > 0);
+    t.ok(finite(row.length.responseMean) && row.length.responseMean > 0 && row.length.responseMax >= row.length.responseMean);
+    t.ok(finite(row.length.promptMean));
+    t.ok(row.turns.mean >= 1 && row.turns.mean <= 3 && row.turns.max <= 3, `step ${step}: turns.mean ${row.turns.mean}`);
+    for (const key of ['rolloutSeconds', 'trainSeconds', 'generateSecondsSum', 'envSecondsSum', 'tokensPerSecondTrain', 'stepSeconds', 'elapsedSeconds'])
+      t.ok(finite(row.time[key]) && row.time[key] >= 0, `step ${step}: time.${key}`);
+    t.ok(finite(row.eval.success) && finite(row.eval.seconds), `step ${step}: eval after the step`);
+  }
+  t.ok(rows[2]!.time.elapsedSeconds > rows[1]!.time.elapsedSeconds);
+
+  // Trajectories: the saved shaping agrees with the metrics; the mask covers exactly what the
+  // policy sampled.
+  for (const step of [1, 2]) {
+    const saved = trajectories(dir, step);
+    t.equal(saved.length, 8);
+    t.same(saved.map((x) => [x.group, x.sample]), [0, 0, 0, 0, 1, 1, 1, 1].map((g, i) => [g, i % 4]));
+    const filtered = saved.filter((x) => x.filtered).length;
+    t.equal(filtered, rows[step]!.filtered, `step ${step}: filtered count`);
+    for (const x of saved) {
+      t.equal(x.filtered, ['max_context', 'max_steps', 'timeout'].includes(x.termination), `compact filter follows termination ${x.termination}`);
+      const expected = new Array(x.tokens.length).fill(0);
+      for (const turn of x.turns) expected.fill(1, turn.contextTokens, turn.contextTokens + turn.responseTokens);
+      t.same(x.mask, expected, `step ${step} ${x.taskId}/${x.sample}: mask is 1 exactly on the sampled tokens`);
+      t.ok(x.logprobs.every((lp, i) => (x.mask[i] === 1 ? lp <= 0 : lp === 0)), 'logprobs only where sampled');
+    }
+    // The advantage sums to zero in each group (leave-one-out), and some is nonzero.
+    for (const g of [0, 1]) {
+      const sum = saved.filter((x) => x.group === g).reduce((s, x) => s + x.advantage, 0);
+      t.ok(Math.abs(sum) < 1e-4, `step ${step} group ${g}: advantages sum to 0`);
+    }
+    t.ok(saved.some((x) => x.kept && !x.filtered && x.advantage !== 0), `step ${step}: some trajectory trains with a nonzero advantage`);
+  }
+
+  // Checkpoints: step 0 (the warmed-up start) and one per step; the weights changed at each
+  // step, since each step took an optimizer step with a nonzero advantage.
+  t.same(readdirSync(path.join(dir, 'checkpoints')).sort(), ['step-0', 'step-1', 'step-2']);
+  const state = JSON.parse(readFileSync(path.join(dir, 'checkpoints', 'step-2', 'swerl_state.json'), 'utf8'));
+  t.match(state, { optimizerStep: 2, hasMoments: true, extra: { trainer: { step: 2 } } });
+  const w0 = weightBytes(dir, 0);
+  const w1 = weightBytes(dir, 1);
+  const w2 = weightBytes(dir, 2);
+  t.equal(w0.length, w1.length);
+  t.notOk(w0.equals(w1), 'step 1 changed the weights');
+  t.notOk(w1.equals(w2), 'step 2 changed the weights');
+  t.ok(readFileSync(path.join(dir, 'curves.svg'), 'utf8').startsWith('<svg'), 'curves.svg');
+  t.match(JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')), { run: { dir, steps: 2 }, algorithm: { preset: 'grpo++', truncation: 'mask', normLength: 384 } }, 'config.json is the resolved config');
+});
+
+t.test('a step without any nonzero advantage leaves the weights as they were', async (t) => {
+  // Plain grpo++ on a model from scratch: no answer is ever a move, every trajectory scores 0.
+  const dir = path.join(t.testdir(), 'run');
+  const c = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  const summary = await train({ ...c, algorithm: { preset: 'grpo++' }, rollout: { ...c.rollout, maxTokensPerTurn: 4 } });
+  t.equal(summary.steps, 1);
+  const [row] = metricsRows(dir);
+  t.equal(row!.reward.mean, 0);
+  t.equal(row!.loss.optimizerSteps, 0, 'nothing to learn from: no optimizer step');
+  t.ok(trajectories(dir, 1).every((x) => x.advantage === 0));
+  t.ok(weightBytes(dir, 0).equals(weightBytes(dir, 1)), 'the weights did not move');
+});
+
+t.test('an abort mid-rollout stops the run with the earlier steps intact; resume completes it', async (t) => {
+  const root = t.testdir();
+  const dir = path.join(root, 'run');
+  const c = config(dir, { run: { steps: 3 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  const stop = new AbortController();
+  const events: TrainEvent[] = [];
+  const summary = await train(c, {
+    signal: stop.signal,
+    onEvent: (e) => {
+      events.push(e);
+      // The first trajectory of step 2 is done: the others are still being played.
+      if (e.type === 'rollouts' && e.step === 2) stop.abort();
+    },
+  });
+  t.equal(summary.stopped, true);
+  t.equal(summary.steps, 1, 'step 1 finished, step 2 was dropped');
+  t.equal(summary.checkpoint, path.join(dir, 'checkpoints', 'step-1'));
+  t.match(events.at(-1), { type: 'stopped', step: 1 });
+  t.notOk(events.some((e) => e.type === 'step' && e.step === 2));
+  t.same(metricsRows(dir).map((r) => r.step), [1], 'metrics of the finished step only');
+  t.same(readdirSync(path.join(dir, 'trajectories')), ['step-1.jsonl.gz']);
+  t.notOk(existsSync(path.join(dir, 'checkpoints', 'step-2')));
+  t.match(JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')), { stopped: true, steps: 1 });
+  const stepOne = trajectories(dir, 1);
+
+  const resumed = await train({ ...c, run: { ...c.run, resume: true } });
+  t.equal(resumed.stopped, false);
+  t.equal(resumed.steps, 3);
+  t.same(metricsRows(dir).map((r) => r.step), [1, 2, 3], 'each step exactly once');
+  t.same(trajectories(dir, 1), stepOne, 'step 1 as it was');
+
+  // A run straight through draws the same tasks at every step.
+  const straightDir = path.join(root, 'straight');
+  await train({ ...c, run: { ...c.run, dir: straightDir } });
+  for (const step of [1, 2, 3]) {
+    const [a, b] = [trajectories(dir, step), trajectories(straightDir, step)];
+    t.same(a.map((x) => x.taskId), b.map((x) => x.taskId), `step ${step}: same tasks`);
+    t.same(a.map((x) => x.tokens), b.map((x) => x.tokens), `step ${step}: same sampled tokens`);
+  }
+});
