@@ -329,6 +329,9 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
     'config.rollout',
   );
   const { budgetWarning: _unused, ...agentFields } = agent;
+  // The "submit now" line comes when an eighth of the response budget is left (at most 4096
+  // tokens), unless the config says otherwise (0 = never).
+  if (agentRaw.warnTokensLeft === undefined) agentFields.warnTokensLeft = Math.min(4096, Math.floor(agentFields.responseBudget / 8));
   const rollout: RolloutConfig = { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentFields };
   if (!allowNonPureSampling) {
     if (rollout.topK !== 0) throw invalidArg('config.rollout.topK', `is ${rollout.topK}: top-k sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');

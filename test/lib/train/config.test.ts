@@ -62,7 +62,7 @@ t.test('defaults are filled in', async (t) => {
     topP: 1,
     trajectoryTimeoutMs: 5_400_000,
     stepTimeoutMs: 600_000,
-    warnTokensLeft: 0,
+    warnTokensLeft: 4096, // an eighth of the response budget, at most 4096
     enableThinking: false,
   });
   t.same(c.eval, { every: 0, samples: 1, temperature: 0 });
@@ -193,4 +193,10 @@ t.test('refused when the config is read, not at the first step', async (t) => {
 
   const penalty = thrown(config({ algorithm: { preset: 'nebius', turnPenalty: { threshold: 10, maxTurns: 10 } } }));
   t.match(penalty?.message, /^config\.algorithm\.turnPenalty/, 'a turn penalty with threshold >= maxTurns is refused when the config is read');
+});
+
+t.test('the budget warning: an eighth of the response budget by default, 0 turns it off', async (t) => {
+  t.equal(resolve({ rollout: { responseBudget: 1024 } }).rollout.warnTokensLeft, 128);
+  t.equal(resolve({ rollout: { responseBudget: 1024, warnTokensLeft: 0 } }).rollout.warnTokensLeft, 0);
+  t.equal(resolve({ rollout: { responseBudget: 1024, warnTokensLeft: 300 } }).rollout.warnTokensLeft, 300);
 });
