@@ -9,10 +9,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { runRollouts, type RolloutItem, type RolloutProgress } from '../agent/rollout.js';
+import { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import { SwerlError } from '../errors.js';
+import { keepInformativeGroups } from '../math/reward-shaping.js';
 import { NativePolicy, type TrainStepResult } from '../policy/native-policy.js';
 import type { NativePolicyLoadOptions } from '../policy/native-policy-options.js';
 import { presetConfig } from '../policy/model-config.js';
@@ -97,7 +98,7 @@ function policyOptions(config: TrainConfig, totalSteps: number, loadOptimizerSta
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
   const config = resolveTrainConfig(rawConfig);
   const started = performance.now();
-  const { run, algorithm, rollout } = config;
+  const { run, algorithm } = config;
   const dir = new RunDirectory(run.dir);
   const report = consoleReporter(run.progress, run.steps);
   const emit = (event: TrainEvent) => {
@@ -126,11 +127,11 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     metricsRows = await dir.truncateTo(state.step);
   } else {
     await dir.truncateTo(0);
-    policy = await initialPolicy(config, source, dir, emit);
+    policy = await initialPolicy(config, source, dir, optimizerSteps, emit);
   }
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: checkpoints.length > 0, dir: run.dir });
 
-  const reference = algorithm.kl ? await NativePolicy.load(dir.checkpointDir(0), { ...policyOptions(config, optimizerSteps, false), loadOptimizerState: false }) : undefined;
+  const reference = algorithm.kl ? await NativePolicy.load(dir.checkpointDir(0), policyOptions(config, optimizerSteps, false)) : undefined;
   const evals: { step: number; success: number }[] = metricsRows.flatMap((r) => {
     const e = (r.eval as { success?: number } | undefined)?.success;
     return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
@@ -211,8 +212,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 }
 
 /** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
-async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, emit: (e: TrainEvent) => void): Promise<NativePolicy> {
-  const optimizerSteps = config.run.steps * config.algorithm.miniBatches * config.algorithm.epochs;
+async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void): Promise<NativePolicy> {
   const options = policyOptions(config, optimizerSteps, false);
   const fresh = config.model.preset
     ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
@@ -232,7 +232,13 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
   // warm-up's optimizer state is not carried into RL.
   await fresh.save(dir.checkpointDir(0), { optimizer: false, extra: { trainer: { step: 0, elapsedSeconds: 0 } } });
   fresh.dispose();
-  return NativePolicy.load(dir.checkpointDir(0), { ...options, loadOptimizerState: false });
+  return NativePolicy.load(dir.checkpointDir(0), options);
+}
+
+/** The rollout engine's bounds from the config, around the agent loop's options. */
+function rolloutOptions(config: TrainConfig, agent: AgentLoopOptions): RolloutOptions {
+  const { concurrency, generationConcurrency, retries } = config.rollout;
+  return { concurrency, generationConcurrency, retries, agent };
 }
 
 function rolloutItems(config: TrainConfig, source: TaskSource, refs: readonly TaskRef[], step: number, round: number, samples: number): RolloutItem[] {
@@ -262,8 +268,7 @@ async function collect(
   onProgress: (progress: RolloutProgress) => void,
 ): Promise<{ trajectories: Trajectory[]; rounds: number }> {
   const { rollout, algorithm, run } = config;
-  const agent = agentOptions(config, source);
-  const rolloutOptions = { concurrency: rollout.concurrency, generationConcurrency: rollout.generationConcurrency, retries: rollout.retries, agent };
+  const options = rolloutOptions(config, agentOptions(config, source));
   const n = source.train.length;
   const refsFor = (round: number) => tasksForStep(n, rollout.tasksPerStep, mixSeed(run.seed, round), step - 1).map((i) => source.train[i]!);
   const dynamic = algorithm.groupFilter === 'informative' && algorithm.resampleRounds > 0;
@@ -272,23 +277,17 @@ async function collect(
   for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
     rounds++;
     const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
-    const batch = await runRollouts(items, policy, rolloutOptions, { signal, weightVersion: policy.step, onProgress });
+    const batch = await runRollouts(items, policy, options, { signal, weightVersion: policy.step, onProgress });
     if (!dynamic) return { trajectories: batch, rounds };
     const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
-    const informative = groupsWithSignal(batch);
-    kept = [...kept, ...batch.filter((t) => informative.has(t.group)).map((t) => ({ ...t, group: t.group + offset }))];
+    const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
+    kept = [...kept, ...batch.filter((_, i) => informative[i] === 1).map((t) => ({ ...t, group: t.group + offset }))];
     if (new Set(kept.map((t) => t.group)).size >= rollout.tasksPerStep) break;
     if (round === algorithm.resampleRounds && kept.length === 0) kept = batch;  // nothing informative: train on nothing useful rather than fail
   }
   const groups = [...new Set(kept.map((t) => t.group))].slice(0, rollout.tasksPerStep);
   const renumber = new Map(groups.map((g, i) => [g, i]));
   return { trajectories: kept.filter((t) => renumber.has(t.group)).map((t) => ({ ...t, group: renumber.get(t.group)! })), rounds };
-}
-
-function groupsWithSignal(trajectories: readonly Trajectory[]): Set<number> {
-  const rewards = new Map<number, Set<number>>();
-  for (const t of trajectories) rewards.set(t.group, (rewards.get(t.group) ?? new Set()).add(t.reward));
-  return new Set([...rewards].filter(([, r]) => r.size > 1).map(([g]) => g));
 }
 
 /** The optimizer steps of one training step: mini-batches in a seeded order, epochs times. */
@@ -327,7 +326,7 @@ async function learn(
 async function evaluate(config: TrainConfig, source: TaskSource, policy: NativePolicy, signal: AbortSignal | undefined): Promise<number> {
   const agent = agentOptions(config, source, { temperature: config.eval.temperature });
   const items = rolloutItems(config, source, source.evaluation, 0, 0xe7a1, config.eval.samples);
-  const trajectories = await runRollouts(items, policy, { concurrency: config.rollout.concurrency, generationConcurrency: config.rollout.generationConcurrency, retries: config.rollout.retries, agent }, { ...(signal ? { signal } : {}) });
+  const trajectories = await runRollouts(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) });
   return mean(trajectories.map((t) => (t.reward > 0 ? 1 : 0)));
 }
 
