@@ -16,14 +16,29 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { gunzip, gzip } from 'node:zlib';
 
 import type { Trajectory } from '../agent/trajectory.js';
 import { SwerlError } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
 
 const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 const CHECKPOINT = /^step-(\d+)$/;
+
+/** A trajectory as trajectories/step-N.jsonl.gz holds it: arrays as JSON, the step's shaping beside it. */
+export type SavedTrajectory = Omit<Trajectory, 'tokens' | 'mask' | 'logprobs'> & {
+  tokens: number[];
+  mask: number[];
+  logprobs: number[];
+  /** The reward after the truncation policy and penalties. */
+  shapedReward: number;
+  advantage: number;
+  /** Masked by compact filtering. */
+  filtered: boolean;
+  /** Reached the loss (group filters). */
+  kept: boolean;
+};
 
 /** What the trainer keeps beside the weights so that a resumed run goes on where it stopped. */
 export interface TrainerState {
@@ -124,6 +139,14 @@ export class RunDirectory {
       }),
     );
     await writeFileAtomic(path.join(this.trajectories, `step-${step}.jsonl.gz`), await gzipAsync(`${lines.join('\n')}\n`));
+  }
+
+  async readTrajectories(step: number): Promise<SavedTrajectory[]> {
+    const text = (await gunzipAsync(await fs.readFile(path.join(this.trajectories, `step-${step}.jsonl.gz`)))).toString('utf8');
+    return text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as SavedTrajectory);
   }
 
   async writeFile(name: string, contents: string): Promise<void> {

@@ -8,7 +8,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 
 import t, { type Test } from 'tap';
 
@@ -16,6 +15,8 @@ import { ByteTokenizer } from '../../lib/policy/byte-tokenizer.js';
 import { train } from '../../lib/train/trainer.js';
 import { mixSeed, tasksForStep } from '../../lib/util/random.js';
 import { typescriptExecArgv } from '../support/child-process.js';
+import { RunDirectory, type SavedTrajectory } from '../../lib/train/run-dir.js';
+import { sandboxProcesses } from '../../lib/env/sandbox/local.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = path.join(ROOT, 'lib/cli.ts');
@@ -100,30 +101,9 @@ function trainingSteps(dir: string): number[] {
     .map((r) => r.step as number);
 }
 
-interface SavedTrajectory {
-  taskId: string;
-  group: number;
-  sample: number;
-  tokens: number[];
-  mask: number[];
-  logprobs: number[];
-  promptTokens: number;
-  responseTokens: number;
-  turns: { contextTokens: number; responseTokens: number; response: string }[];
-  termination: string;
-  reward: number;
-  shapedReward: number;
-  advantage: number;
-  filtered: boolean;
-  kept: boolean;
-}
 
-function trajectories(dir: string, step: number): SavedTrajectory[] {
-  return gunzipSync(readFileSync(path.join(dir, 'trajectories', `step-${step}.jsonl.gz`)))
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as SavedTrajectory);
+function trajectories(dir: string, step: number): Promise<SavedTrajectory[]> {
+  return new RunDirectory(dir).readTrajectories(step);
 }
 
 function completeCheckpoint(dir: string, step: number): boolean {
@@ -140,30 +120,14 @@ function readySandboxes(root: string, prefix: string): string[] {
   return sandboxDirs(root, prefix).filter((name) => existsSync(path.join(root, name, 'meta.json')));
 }
 
-/** Processes whose environment says they belong to a sandbox whose id starts with prefix (bwrap and all under it). */
-function sandboxProcesses(prefix: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    const m = /(?:^|\0)SWERL_SANDBOX=([^\0]*)/.exec(environ);
-    if (m && m[1]!.startsWith(prefix)) found.push(Number(entry));
-  }
-  return found;
-}
 
 async function noSandboxProcesses(t: Test, prefix: string, what: string): Promise<void> {
   // A killed bwrap goes down with its parent (--die-with-parent): give the kernel a moment.
   const deadline = Date.now() + 5_000;
-  let left = sandboxProcesses(prefix);
+  let left = sandboxProcesses((id) => id.startsWith(prefix));
   while (left.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    left = sandboxProcesses(prefix);
+    left = sandboxProcesses((id) => id.startsWith(prefix));
   }
   t.same(left, [], `${what}: no process of the run's sandboxes remains`);
 }
@@ -215,7 +179,7 @@ t.test('swerl train examples/swe-mini.json: every stage of the pipeline in local
   for (const step of [1, 2]) {
     const row = rows[step]!;
     t.equal(row.trajectories, perStep);
-    const saved = trajectories(dir, step);
+    const saved = await trajectories(dir, step);
     t.equal(saved.length, perStep, `step ${step}: tasksPerStep x samplesPerTask trajectories`);
     const ids = readdirSync(path.join(ROOT, 'tasks/swe-mini')).sort();
     const expectedTasks = tasksForStep(ids.length - example.tasks.evalIds.length, example.rollout.tasksPerStep, mixSeed(example.run.seed, 0), step - 1);
@@ -298,7 +262,7 @@ t.test('FrozenLake: kill -9 during step 2, then --resume: every step once, the s
   const straightDir = path.join(tmp, 'straight');
   await train({ ...config, run: { ...config.run, dir: straightDir, progress: 'none' } });
   for (let step = 1; step <= steps; step++) {
-    const [a, b] = [trajectories(dir, step), trajectories(straightDir, step)];
+    const [a, b] = [await trajectories(dir, step), await trajectories(straightDir, step)];
     const groups = tasksForStep(6, 2, mixSeed(config.run.seed, 0), step - 1);
     t.same(a.map((x) => x.taskId), groups.flatMap((seed) => new Array(4).fill(`frozenlake-${seed}`)), `step ${step}: tasksForStep's maps`);
     t.same(a.map((x) => x.taskId), b.map((x) => x.taskId), `step ${step}: the tasks of the straight run`);

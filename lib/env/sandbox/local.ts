@@ -111,8 +111,8 @@ function hostMountArgs(readOnlyBinds: readonly string[]): string[] {
   ];
 }
 
-/** Processes whose environment carries SWERL_SANDBOX=<one of ids>. */
-function processesOf(ids: ReadonlySet<string>): number[] {
+/** Processes whose environment carries SWERL_SANDBOX=<id> with match(id) (bwrap and all under it). */
+export function sandboxProcesses(match: (id: string) => boolean): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -123,7 +123,7 @@ function processesOf(ids: ReadonlySet<string>): number[] {
       continue;
     }
     const m = /(?:^|\0)SWERL_SANDBOX=([^\0]*)/.exec(environ);
-    if (m && ids.has(m[1]!)) found.push(Number(entry));
+    if (m && match(m[1]!)) found.push(Number(entry));
   }
   return found;
 }
@@ -235,7 +235,8 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (options.all || !ownerOf(meta)) doomed.push({ dir, meta });
     }
     if (doomed.length === 0) return 0;
-    for (const pid of processesOf(new Set(doomed.map((d) => d.meta.id)))) killGroup(pid);
+    const ids = new Set(doomed.map((d) => d.meta.id));
+    for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
     for (const { dir, meta } of doomed) {
       removeTree(dir);
       if (meta.uid >= 0 && IS_ROOT) await this.releaseUid(meta.uid);

@@ -109,6 +109,8 @@ t.test('trajectories: gzip JSON lines with plain arrays and extra fields', async
   t.same([rows[0]!.advantage, rows[1]!.advantage, rows[0]!.kept, rows[1]!.kept], [-1, 1, false, true]);
   t.equal(rows[1]!.taskId, 'task-1');
   t.equal(rows[1]!.weightVersion, 3);
+  t.same(await dir.readTrajectories(7), rows, 'readTrajectories reads back exactly what was written');
+  await t.rejects(dir.readTrajectories(8), { code: 'ENOENT' });
   t.same(await tmpFiles(root), []);
 });
 

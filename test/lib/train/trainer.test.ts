@@ -10,29 +10,13 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
 import { train, type TrainSummary } from '../../../lib/train/trainer.js';
 import type { TrainEvent } from '../../../lib/train/progress.js';
+import { RunDirectory, type SavedTrajectory } from '../../../lib/train/run-dir.js';
 
-interface SavedTrajectory {
-  taskId: string;
-  group: number;
-  sample: number;
-  tokens: number[];
-  mask: number[];
-  logprobs: number[];
-  promptTokens: number;
-  turns: { contextTokens: number; responseTokens: number }[];
-  termination: string;
-  reward: number;
-  shapedReward: number;
-  advantage: number;
-  filtered: boolean;
-  kept: boolean;
-}
 
 function config(dir: string, overrides: { run?: object; tasks?: object; eval?: object } = {}) {
   return {
@@ -53,12 +37,8 @@ function metricsRows(dir: string): Record<string, any>[] {
     .map((line) => JSON.parse(line) as Record<string, any>);
 }
 
-function trajectories(dir: string, step: number): SavedTrajectory[] {
-  const text = gunzipSync(readFileSync(path.join(dir, 'trajectories', `step-${step}.jsonl.gz`))).toString('utf8');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as SavedTrajectory);
+function trajectories(dir: string, step: number): Promise<SavedTrajectory[]> {
+  return new RunDirectory(dir).readTrajectories(step);
 }
 
 /** The tensor bytes of a checkpoint (model.safetensors after its JSON header). */
@@ -127,7 +107,7 @@ t.test('a 2-step FrozenLake run: summary, events, metrics, trajectories, checkpo
   // Trajectories: the saved shaping agrees with the metrics; the mask covers exactly what the
   // policy sampled.
   for (const step of [1, 2]) {
-    const saved = trajectories(dir, step);
+    const saved = await trajectories(dir, step);
     t.equal(saved.length, 8);
     t.same(saved.map((x) => [x.group, x.sample]), [0, 0, 0, 0, 1, 1, 1, 1].map((g, i) => [g, i % 4]));
     const filtered = saved.filter((x) => x.filtered).length;
@@ -171,8 +151,21 @@ t.test('a step without any nonzero advantage leaves the weights as they were', a
   const [row] = metricsRows(dir);
   t.equal(row!.reward.mean, 0);
   t.equal(row!.loss.optimizerSteps, 0, 'nothing to learn from: no optimizer step');
-  t.ok(trajectories(dir, 1).every((x) => x.advantage === 0));
+  t.ok((await trajectories(dir, 1)).every((x) => x.advantage === 0));
   t.ok(weightBytes(dir, 0).equals(weightBytes(dir, 1)), 'the weights did not move');
+});
+
+t.test("DAPO's dynamic sampling: uninformative groups are set aside and more are drawn, up to resampleRounds", async (t) => {
+  // As above, no answer of a model from scratch scores: every group is uninformative, so all
+  // 1 + resampleRounds rounds run and the last round's batch is trained on (to no effect).
+  const dir = path.join(t.testdir(), 'run');
+  const c = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  await train({ ...c, algorithm: { preset: 'dapo', resampleRounds: 2 }, rollout: { ...c.rollout, maxTokensPerTurn: 4 } });
+  const [row] = metricsRows(dir);
+  t.equal(row!.groups.rounds, 3, 'every round ran');
+  const saved = await trajectories(dir, 1);
+  t.equal(saved.length, 2 * 4, 'one batch of tasksPerStep x samplesPerTask');
+  t.same([...new Set(saved.map((x) => x.group))].sort(), [0, 1], 'groups numbered from 0');
 });
 
 t.test('an abort mid-rollout stops the run with the earlier steps intact; resume completes it', async (t) => {
@@ -198,19 +191,19 @@ t.test('an abort mid-rollout stops the run with the earlier steps intact; resume
   t.same(readdirSync(path.join(dir, 'trajectories')), ['step-1.jsonl.gz']);
   t.notOk(existsSync(path.join(dir, 'checkpoints', 'step-2')));
   t.match(JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')), { stopped: true, steps: 1 });
-  const stepOne = trajectories(dir, 1);
+  const stepOne = await trajectories(dir, 1);
 
   const resumed = await train({ ...c, run: { ...c.run, resume: true } });
   t.equal(resumed.stopped, false);
   t.equal(resumed.steps, 3);
   t.same(metricsRows(dir).map((r) => r.step), [1, 2, 3], 'each step exactly once');
-  t.same(trajectories(dir, 1), stepOne, 'step 1 as it was');
+  t.same(await trajectories(dir, 1), stepOne, 'step 1 as it was');
 
   // A run straight through draws the same tasks at every step.
   const straightDir = path.join(root, 'straight');
   await train({ ...c, run: { ...c.run, dir: straightDir } });
   for (const step of [1, 2, 3]) {
-    const [a, b] = [trajectories(dir, step), trajectories(straightDir, step)];
+    const [a, b] = [await trajectories(dir, step), await trajectories(straightDir, step)];
     t.same(a.map((x) => x.taskId), b.map((x) => x.taskId), `step ${step}: same tasks`);
     t.same(a.map((x) => x.tokens), b.map((x) => x.tokens), `step ${step}: same sampled tokens`);
   }
