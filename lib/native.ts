@@ -33,6 +33,13 @@ export interface NativeLossOptions {
   klKind: 'k1' | 'k2' | 'k3';
   chunkTokens: number;
   chunkVocab: number;
+  deterministic: boolean;
+}
+
+/** fusedLinearPolicyLoss's placement: operand precision and device. */
+export interface NativeFusedPlacement {
+  dtype: 'float32' | 'bfloat16' | 'float16';
+  device: 'cpu' | 'cuda';
 }
 
 export interface NativeTokenInputs {
@@ -228,7 +235,7 @@ export interface NativeAddon {
       hiddenSize: number;
       vocabSize: number;
     },
-    options: NativeLossOptions,
+    options: NativeLossOptions & NativeFusedPlacement,
   ): Promise<NativeLossResult & { gradHidden: Float32Array; gradWeight: Float32Array }>;
   /**
    * Diagnostic: a one-layer model (hidden = input x projection, [T, D] x [D, H]) ending in the

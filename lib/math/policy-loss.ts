@@ -21,9 +21,34 @@ export interface PolicyLossOptions {
   entropyCoef?: number;
   /** beta * sum_t w_t KL_t against reference logprobs (inputs.refLogprobs); default none. */
   kl?: { coef: number; kind?: 'k1' | 'k2' | 'k3' };
-  /** Tile of the fused loss: tokens x vocabulary entries per step (default 1024 x 4096). */
+  /**
+   * Tile of the fused loss: tokens x vocabulary entries per step (default 1024 x 4096 on the
+   * CPU, 2048 x 16384 on CUDA, where bigger GEMMs keep the tensor cores busy).
+   */
   chunkSize?: { tokens?: number; vocab?: number };
+  /**
+   * Bitwise reproducible reductions (default true). false lets the CUDA kernels add the loss
+   * sums with atomics; the CPU is deterministic either way.
+   */
+  deterministic?: boolean;
 }
+
+/** Where fusedLinearPolicyLoss runs, and the precision of its operands. */
+export interface FusedLinearPolicyLossOptions extends PolicyLossOptions {
+  /**
+   * hidden and weight are rounded to this before the loss (default float32); gradHidden is
+   * computed in it too, gradWeight is accumulated in float32.
+   */
+  dtype?: 'float32' | 'bfloat16' | 'float16';
+  /** 'cuda' runs the CUDA kernels (an addon built with CUDA); default 'cpu'. */
+  device?: 'cpu' | 'cuda';
+}
+
+/** Default tiles of the fused loss per device. */
+export const DEFAULT_CHUNK_SIZE = {
+  cpu: { tokens: 1024, vocab: 4096 },
+  cuda: { tokens: 2048, vocab: 16384 },
+} as const;
 
 export interface TokenInputs {
   /** The sampled token of every position, in [0, V). */
@@ -72,7 +97,8 @@ const parseOptions = optionsParser<{
   temperature: number;
   entropyCoef: number;
   kl?: { coef: number; kind: 'k1' | 'k2' | 'k3' };
-  chunkSize: { tokens: number; vocab: number };
+  chunkSize: { tokens?: number; vocab?: number };
+  deterministic: boolean;
 }>({
   type: 'object',
   additionalProperties: false,
@@ -96,18 +122,31 @@ const parseOptions = optionsParser<{
       additionalProperties: false,
       default: {},
       properties: {
-        tokens: { type: 'integer', minimum: 1, default: 1024 },
-        vocab: { type: 'integer', minimum: 1, default: 4096 },
+        tokens: { type: 'integer', minimum: 1 },
+        vocab: { type: 'integer', minimum: 1 },
       },
     },
+    deterministic: { type: 'boolean', default: true },
   },
 });
 
-/** Validates and fully defaults loss options into what the native core reads. */
-export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options'): NativeLossOptions {
+const parseFusedOptions = optionsParser<{ dtype: 'float32' | 'bfloat16' | 'float16'; device: 'cpu' | 'cuda' }>({
+  type: 'object',
+  properties: {
+    dtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'], default: 'float32' },
+    device: { type: 'string', enum: ['cpu', 'cuda'], default: 'cpu' },
+  },
+});
+
+/**
+ * Validates and fully defaults loss options into what the native core reads; device picks the
+ * default tile (a policy on 'cuda:1' is 'cuda').
+ */
+export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options', device = 'cpu'): NativeLossOptions {
   const withInfinity = { ...options };
   if (withInfinity.clipHigh === Infinity) withInfinity.clipHigh = null;  // JSON has no Infinity
   const o = parseOptions(withInfinity, field);
+  const chunkDevice = device.startsWith('cuda') ? 'cuda' : 'cpu';
   return {
     clipLow: o.clipLow,
     clipHigh: o.clipHigh ?? Infinity,
@@ -116,8 +155,9 @@ export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'opt
     entropyCoef: o.entropyCoef,
     klCoef: o.kl?.coef ?? 0,
     klKind: o.kl?.kind ?? 'k3',
-    chunkTokens: o.chunkSize.tokens,
-    chunkVocab: o.chunkSize.vocab,
+    chunkTokens: o.chunkSize.tokens ?? DEFAULT_CHUNK_SIZE[chunkDevice].tokens,
+    chunkVocab: o.chunkSize.vocab ?? DEFAULT_CHUNK_SIZE[chunkDevice].vocab,
+    deterministic: o.deterministic,
   };
 }
 
@@ -172,10 +212,16 @@ export async function policyLoss(
  */
 export async function fusedLinearPolicyLoss(
   inputs: FusedLinearPolicyLossInputs,
-  options: PolicyLossOptions = {},
+  options: FusedLinearPolicyLossOptions = {},
 ): Promise<PolicyLossResult & { gradHidden: Float32Array; gradWeight: Float32Array }> {
   inputsObject(inputs, 'fusedLinearPolicyLoss inputs');
-  const resolved = resolveLossOptions(options, 'fusedLinearPolicyLoss options');
+  const field = 'fusedLinearPolicyLoss options';
+  const { dtype, device, ...lossOptions } = options ?? {};
+  const placement = parseFusedOptions({ dtype, device }, field);
+  if (placement.device === 'cuda' && !native().buildInfo().cuda) {
+    throw invalidArg(`${field}.device`, "is 'cuda' but the native addon was built without CUDA", 'use device "cpu", or build swerl against a CUDA libtorch with nvcc on PATH');
+  }
+  const resolved = { ...resolveLossOptions(lossOptions, field, placement.device), ...placement };
   const where = 'fusedLinearPolicyLoss inputs';
   const vocabSize = positiveInteger(inputs.vocabSize, `${where}.vocabSize`);
   const hiddenSize = positiveInteger(inputs.hiddenSize, `${where}.hiddenSize`);

@@ -322,7 +322,7 @@ export class NativePolicy {
     if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.sequences))
       throw invalidArg('batch.sequences', 'must be an array of sequences');
     if (batch.sequences.length === 0) throw invalidArg('batch.sequences', 'is empty');
-    const loss = resolveLossOptions(batch.loss ?? {}, 'batch.loss');
+    const loss = resolveLossOptions(batch.loss ?? {}, 'batch.loss', this.options.device);
     const seqs = batch.sequences;
     const packed = this.pack(seqs.map((s) => s.tokens), 'batch.sequences[].tokens');
     const n = packed.tokens.length;

@@ -22,6 +22,8 @@ struct LossJob {
   float* input = nullptr;       // probe
   float* projection = nullptr;  // probe
   bool probe_fused = true;
+  at::ScalarType operand_type = at::kFloat;  // fusedLinearPolicyLoss: hidden and weight rounded to it
+  at::Device device = at::kCPU;
   std::vector<int64_t> targets;
   float *old_logprobs = nullptr, *advantages = nullptr, *weights = nullptr,
         *ref_logprobs = nullptr;
@@ -43,6 +45,19 @@ T* sized(const ArrayView<T>& a, int64_t expected, const char* name) {
   return a.data;
 }
 
+
+at::ScalarType scalar_type_of(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  if (dtype == "float16") return at::kHalf;
+  throw_invalid("dtype must be 'float32', 'bfloat16' or 'float16'");
+}
+
+at::Device device_of(const std::string& device) {
+  if (device == "cpu") return at::kCPU;
+  if (device == "cuda") return at::Device(at::kCUDA, 0);
+  throw_invalid("device must be 'cpu' or 'cuda'");
+}
 
 // Per-token inputs shared by every loss; T is the length of targets.
 void read_token_inputs(const Napi::Object& in, LossJob& job, std::vector<Napi::Object>& owners) {
@@ -131,21 +146,26 @@ Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
     job->hidden = sized(hidden, job->tokens * job->hidden_size, "hidden");
     job->weight = sized(weight, job->vocab * job->hidden_size, "weight");
     owners.insert(owners.end(), {hidden.owner, weight.owner});
+    const Napi::Object options = object_arg(info, 1, "options");
+    job->operand_type = scalar_type_of(string_field(options, "dtype"));
+    job->device = device_of(string_field(options, "device"));
     return PromiseWorker<LossJob>::start(
         info.Env(), std::move(job), owners, /*grad_mode=*/false,
         [](LossJob& j) {
-          const at::Tensor hidden = view(j.hidden, {j.tokens, j.hidden_size});
-          const at::Tensor weight = view(j.weight, {j.vocab, j.hidden_size});
+          const auto operand = [&](float* data, int64_t rows) {
+            return view(data, {rows, j.hidden_size}).to(j.operand_type).to(j.device);
+          };
+          const at::Tensor hidden = operand(j.hidden, j.tokens), weight = operand(j.weight, j.vocab);
           const PolicyLossInputs in = token_tensors(j);
           FusedLinearForward f =
               fused_linear_policy_loss_forward(hidden, weight, in, j.options, j.chunks);
           FusedLinearGrads g = fused_linear_policy_loss_backward(
-              hidden, weight, in.targets, f, j.options.temperature, 1.0, j.chunks);
+              hidden, weight, in.targets, f, j.options.temperature, at::Tensor(), j.chunks);
           j.stats = f.stats;
-          j.logprobs = f.logprobs;
-          j.entropy = f.entropy;
-          j.grad_hidden = g.grad_hidden;
-          j.grad_weight = g.grad_weight;
+          j.logprobs = f.logprobs.cpu();
+          j.entropy = f.entropy.cpu();
+          j.grad_hidden = g.grad_hidden.cpu();
+          j.grad_weight = g.grad_weight.cpu();
         },
         [](Napi::Env env, LossJob& j) -> Napi::Value {
           Napi::Object out = common_result(env, j);

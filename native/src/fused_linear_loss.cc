@@ -1,6 +1,6 @@
-#include <algorithm>
-
-#include "logit_tile.h"
+// The fused linear loss over libtorch tensors: checks, device placement and the plan's raw
+// views (fused_loss_plan.h); the work runs in the CPU twin or the CUDA kernels.
+#include "fused_loss_device.h"
 #include "policy_loss.h"
 #include "swerl_error.h"
 
@@ -8,26 +8,45 @@ namespace swerl {
 
 namespace {
 
-void check_fused_operands(const at::Tensor& hidden, const at::Tensor& weight,
-                          const FusedChunks& chunks) {
-  if (hidden.dim() != 2 || hidden.scalar_type() != at::kFloat)
-    throw_invalid("hidden must be a float32 tensor [T, H]");
-  if (weight.dim() != 2 || weight.scalar_type() != at::kFloat)
-    throw_invalid("weight must be a float32 tensor [V, H]");
+fused::Dtype dtype_of(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return fused::Dtype::F32;
+    case at::kBFloat16: return fused::Dtype::BF16;
+    case at::kHalf: return fused::Dtype::F16;
+    default: throw_invalid("hidden and weight must be float32, bfloat16 or float16");
+  }
+}
+
+void check_fused_operands(const at::Tensor& hidden, const at::Tensor& weight) {
+  if (hidden.dim() != 2) throw_invalid("hidden must be a tensor [T, H]");
+  if (weight.dim() != 2) throw_invalid("weight must be a tensor [V, H]");
+  dtype_of(hidden);
+  if (hidden.scalar_type() != weight.scalar_type())
+    throw_invalid("hidden and weight must have the same dtype");
   if (hidden.device() != weight.device())
     throw_invalid("hidden and weight must be on the same device");
   if (weight.size(1) != hidden.size(1))
     throw_invalid("weight [V, H] and hidden [T, H] must share H (hiddenSize)");
-  if (chunks.tokens < 1 || chunks.vocab < 1) throw_invalid("chunk sizes must be >= 1");
 }
 
-// Scaled logits of one tile: (X_c W_v^T) / tau.
-at::Tensor tile_logits(const at::Tensor& hidden_chunk, const at::Tensor& weight_chunk,
-                       double temperature) {
-  at::Tensor s = at::mm(hidden_chunk, weight_chunk.t());
-  if (temperature != 1.0) s.mul_(1.0 / temperature);
-  return s;
+fused::Problem problem_of(const at::Tensor& hidden, const at::Tensor& weight,
+                          const at::Tensor& targets, double temperature, const FusedChunks& chunks) {
+  fused::Problem p;
+  p.tokens = hidden.size(0);
+  p.hidden_size = hidden.size(1);
+  p.vocab = weight.size(0);
+  p.dtype = dtype_of(hidden);
+  p.hidden = hidden.data_ptr();
+  p.weight = weight.data_ptr();
+  p.targets = targets.data_ptr<int64_t>();
+  p.temperature = temperature;
+  p.token_tile = chunks.tokens;
+  p.vocab_tile = chunks.vocab;
+  p.deterministic = chunks.deterministic;
+  return p;
 }
+
+at::Tensor on(const at::Tensor& t, const at::Device& device) { return t.to(device).contiguous(); }
 
 }  // namespace
 
@@ -36,39 +55,36 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
                                                      const PolicyLossInputs& in,
                                                      const LossOptions& options,
                                                      const FusedChunks& chunks) {
-  check_fused_operands(hidden_in, weight_in, chunks);
+  check_fused_operands(hidden_in, weight_in);
   const at::Tensor hidden = hidden_in.contiguous(), weight = weight_in.contiguous();
-  const int64_t tokens = hidden.size(0), vocab = weight.size(0);
-  check_policy_loss_inputs(in, tokens, vocab, options);
+  check_policy_loss_inputs(in, hidden.size(0), weight.size(0), options);
+  const at::Device device = hidden.device();
 
-  // Tiles run on the operands' device; the O(T) per-token terms on the CPU (token_terms).
+  const at::Tensor targets = on(in.targets, device), old = on(in.old_logprobs, device),
+                   advantages = on(in.advantages, device), weights = on(in.weights, device);
+  const at::Tensor ref = options.has_kl() ? on(in.ref_logprobs, device) : at::Tensor();
+  const auto per_token = [&] { return at::empty({hidden.size(0)}, hidden.options().dtype(at::kFloat)); };
   FusedLinearForward out;
-  out.lse = at::empty({tokens}, hidden.options());
-  out.entropy = at::empty({tokens}, hidden.options());
-  out.logprobs = at::empty({tokens}, hidden.options());
-  const at::Tensor targets = in.targets.to(hidden.device());
-  for (int64_t t0 = 0; t0 < tokens; t0 += chunks.tokens) {
-    const int64_t rows = std::min(chunks.tokens, tokens - t0);
-    const at::Tensor x = hidden.narrow(0, t0, rows);
-    const at::Tensor y = targets.narrow(0, t0, rows);
-    RunningSoftmax softmax(rows, x);
-    for (int64_t v0 = 0; v0 < vocab; v0 += chunks.vocab) {
-      const int64_t cols = std::min(chunks.vocab, vocab - v0);
-      softmax.absorb(tile_logits(x, weight.narrow(0, v0, cols), options.temperature), y, v0);
-    }
-    at::Tensor lse, entropy;
-    softmax.finish(lse, entropy);
-    out.lse.narrow(0, t0, rows).copy_(lse);
-    out.entropy.narrow(0, t0, rows).copy_(entropy);
-    out.logprobs.narrow(0, t0, rows).copy_(softmax.target_logit - lse);
-  }
-
-  const TokenTerms terms = token_terms(out.logprobs.cpu(), out.entropy.cpu(), in.old_logprobs,
-                                       in.advantages, in.weights, in.ref_logprobs, options);
-  out.logit_coef = terms.logit_coef.to(hidden.device());
-  out.entropy_coef = terms.entropy_coef.to(hidden.device());
+  out.logprobs = per_token();
+  out.entropy = per_token();
+  out.lse = per_token();
+  out.logit_coef = per_token();
+  out.entropy_coef = per_token();
   out.has_entropy_term = options.entropy_coef != 0.0;
-  out.stats = stats_of(terms);
+
+  fused::ForwardIO io;
+  io.old_logprobs = old.data_ptr<float>();
+  io.advantages = advantages.data_ptr<float>();
+  io.weights = weights.data_ptr<float>();
+  io.ref_logprobs = ref.defined() ? ref.data_ptr<float>() : nullptr;
+  io.options = options;
+  io.logprobs = out.logprobs.data_ptr<float>();
+  io.entropy = out.entropy.data_ptr<float>();
+  io.lse = out.lse.data_ptr<float>();
+  io.logit_coef = out.logit_coef.data_ptr<float>();
+  io.entropy_coef = out.entropy_coef.data_ptr<float>();
+  out.stats = stats_of(run_fused_forward(
+      device, problem_of(hidden, weight, targets, options.temperature, chunks), io));
   return out;
 }
 
@@ -76,42 +92,33 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
                                                     const at::Tensor& weight_in,
                                                     const at::Tensor& targets_in,
                                                     const FusedLinearForward& fwd,
-                                                    double temperature, double grad_scale,
+                                                    double temperature,
+                                                    const at::Tensor& grad_scale_in,
                                                     const FusedChunks& chunks) {
-  check_fused_operands(hidden_in, weight_in, chunks);
+  check_fused_operands(hidden_in, weight_in);
   const at::Tensor hidden = hidden_in.contiguous(), weight = weight_in.contiguous();
-  const int64_t vocab = weight.size(0);
-  FusedLinearGrads out{at::zeros_like(hidden), at::zeros_like(weight)};
-  const at::Tensor targets = targets_in.to(hidden.device());
-
-  at::Tensor coef = fwd.logit_coef, ecoef = fwd.entropy_coef;
-  if (grad_scale != 1.0) {
-    coef = coef * grad_scale;
-    ecoef = ecoef * grad_scale;
+  const at::Device device = hidden.device();
+  const int64_t tokens = hidden.size(0);
+  for (const at::Tensor* t : {&fwd.lse, &fwd.entropy, &fwd.logit_coef, &fwd.entropy_coef}) {
+    if (!t->defined() || t->numel() != tokens || t->device() != device || t->scalar_type() != at::kFloat)
+      throw_invalid("the forward's per-token results must match hidden (run the forward first)");
   }
-  // Only tokens that move the loss enter the backward.
-  const at::Tensor active = fwd.has_entropy_term ? (coef != 0).logical_or_(ecoef != 0) : (coef != 0);
-  const at::Tensor active_tokens = active.nonzero().squeeze(1);
-  const int64_t n_active = active_tokens.numel();
+  const at::Tensor targets = on(targets_in.to(at::kLong), device);
+  if (targets.numel() != tokens) throw_invalid("targets must have one entry per token");
+  const at::Tensor grad_scale =
+      grad_scale_in.defined() ? on(grad_scale_in.reshape({1}).to(at::kFloat), device) : at::Tensor();
 
-  for (int64_t a0 = 0; a0 < n_active; a0 += chunks.tokens) {
-    const at::Tensor idx = active_tokens.narrow(0, a0, std::min(chunks.tokens, n_active - a0));
-    const at::Tensor x = hidden.index_select(0, idx);
-    const at::Tensor y = targets.index_select(0, idx);
-    const at::Tensor lse = fwd.lse.index_select(0, idx);
-    const at::Tensor entropy = fwd.entropy.index_select(0, idx);
-    const at::Tensor c = coef.index_select(0, idx), e = ecoef.index_select(0, idx);
-    at::Tensor grad_x = at::zeros_like(x);
-    for (int64_t v0 = 0; v0 < vocab; v0 += chunks.vocab) {
-      const int64_t cols = std::min(chunks.vocab, vocab - v0);
-      const at::Tensor w = weight.narrow(0, v0, cols);
-      const at::Tensor grad_z = logit_grad_tile(tile_logits(x, w, temperature), lse, entropy, c,
-                                                e, fwd.has_entropy_term, y, v0);
-      grad_x.addmm_(grad_z, w);
-      out.grad_weight.narrow(0, v0, cols).addmm_(grad_z.t(), x);
-    }
-    out.grad_hidden.index_copy_(0, idx, grad_x);
-  }
+  FusedLinearGrads out{at::empty_like(hidden), at::empty(weight.sizes(), weight.options().dtype(at::kFloat))};
+  fused::BackwardIO io;
+  io.lse = fwd.lse.data_ptr<float>();
+  io.entropy = fwd.entropy.data_ptr<float>();
+  io.logit_coef = fwd.logit_coef.data_ptr<float>();
+  io.entropy_coef = fwd.entropy_coef.data_ptr<float>();
+  io.has_entropy_term = fwd.has_entropy_term;
+  io.grad_scale = grad_scale.defined() ? grad_scale.data_ptr<float>() : nullptr;
+  io.grad_hidden = out.grad_hidden.data_ptr();
+  io.grad_weight = out.grad_weight.data_ptr<float>();
+  run_fused_backward(device, problem_of(hidden, weight, targets, temperature, chunks), io);
   return out;
 }
 

@@ -41,6 +41,7 @@ inline void read_loss_options(const Napi::Object& o, LossOptions& options, Fused
   options.kl_kind = kl_kind_of(string_field(o, "klKind"));
   chunks.tokens = int64_t(number_field(o, "chunkTokens"));
   chunks.vocab = int64_t(number_field(o, "chunkVocab"));
+  chunks.deterministic = bool_field(o, "deterministic");
   check_loss_options(options);
 }
 

@@ -1,7 +1,10 @@
 // Options of the policy-gradient loss, as plain typed fields (validated and defaulted in JS).
+// Plain data: the CUDA kernels take it by value.
 #pragma once
 #include <cmath>
 #include <limits>
+
+#include "swerl_hd.h"
 
 namespace swerl {
 
@@ -16,8 +19,8 @@ struct LossOptions {
   double kl_coef = 0.0;       // beta: the loss gets +beta * sum_t w_t KL_t (needs ref logprobs)
   KlKind kl_kind = KlKind::K3;
 
-  bool has_dual_clip() const { return dual_clip > 0.0; }
-  bool has_kl() const { return kl_coef != 0.0; }
+  SWERL_HD bool has_dual_clip() const { return dual_clip > 0.0; }
+  SWERL_HD bool has_kl() const { return kl_coef != 0.0; }
 };
 
 void check_loss_options(const LossOptions& options);  // throws swerl::Error

@@ -5,9 +5,19 @@
 
 namespace swerl {
 
-LossStats stats_of(const TokenTerms& t) {
-  return LossStats{t.loss,       t.approx_kl, t.clip_frac_low, t.clip_frac_high,
-                   t.ratio_mean, t.ratio_max, t.entropy_mean,  t.masked_tokens};
+LossStats stats_of(const LossSums& s) {
+  LossStats out;
+  out.loss = s.loss;
+  out.masked_tokens = int64_t(s.masked);
+  if (s.masked > 0) {
+    out.ratio_mean = s.ratio_sum / s.masked;
+    out.ratio_max = s.ratio_max;
+    out.approx_kl = s.old_minus_new_sum / s.masked;
+    out.entropy_mean = s.entropy_sum / s.masked;
+    out.clip_frac_low = s.clipped_low / s.masked;
+    out.clip_frac_high = s.clipped_high / s.masked;
+  }
+  return out;
 }
 
 namespace {
@@ -52,7 +62,7 @@ PolicyLossResult policy_loss(const at::Tensor& logits, const PolicyLossInputs& i
 
   const TokenTerms terms = token_terms(out.logprobs, out.entropy, in.old_logprobs,
                                        in.advantages, in.weights, in.ref_logprobs, options);
-  out.stats = stats_of(terms);
+  out.stats = stats_of(terms.sums);
   out.grad_logits = logit_grad_tile(std::move(scaled), lse, out.entropy, terms.logit_coef,
                                     terms.entropy_coef, options.entropy_coef != 0.0, in.targets, 0);
   return out;

@@ -22,7 +22,8 @@ struct LossStats {
   double ratio_mean = 0, ratio_max = 0, entropy_mean = 0;
   int64_t masked_tokens = 0;
 };
-LossStats stats_of(const TokenTerms& terms);
+// Means over the masked tokens (0 when there are none).
+LossStats stats_of(const LossSums& sums);
 
 struct PolicyLossResult {
   at::Tensor logprobs, entropy;  // [T] fp32
@@ -33,12 +34,17 @@ struct PolicyLossResult {
 PolicyLossResult policy_loss(const at::Tensor& logits, const PolicyLossInputs& inputs,
                              const LossOptions& options);
 
+// How the fused loss is cut into tiles (tokens x vocabulary entries; the CUDA kernels want
+// larger tiles than the CPU: lib/math/policy-loss.ts picks per device), and whether its
+// reductions must be bitwise reproducible (no floating-point atomics).
 struct FusedChunks {
   int64_t tokens = 1024;
   int64_t vocab = 4096;
+  bool deterministic = true;
 };
 
-// What the forward keeps for the backward: O(T), never O(T x V).
+// What the forward keeps for the backward: O(T), never O(T x V). Tensors are on the
+// operands' device.
 struct FusedLinearForward {
   at::Tensor logprobs, entropy, lse;   // [T] fp32
   at::Tensor logit_coef, entropy_coef; // [T] fp32 (see TokenTerms)
@@ -46,6 +52,8 @@ struct FusedLinearForward {
   LossStats stats;
 };
 
+// hidden [T, H] and weight [V, H]: float32, bfloat16 or float16 (the same), on the CPU or a
+// CUDA device; inputs on the CPU (moved to the operands' device here).
 FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden,
                                                      const at::Tensor& weight,
                                                      const PolicyLossInputs& inputs,
@@ -53,16 +61,18 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden,
                                                      const FusedChunks& chunks);
 
 struct FusedLinearGrads {
-  at::Tensor grad_hidden;  // [T, H]
-  at::Tensor grad_weight;  // [V, H]
+  at::Tensor grad_hidden;  // [T, H] in the operands' dtype
+  at::Tensor grad_weight;  // [V, H] float32 (accumulated over token tiles in fp32)
 };
 
-// grad_scale multiplies both gradients (the upstream gradient of the loss).
+// grad_scale (a one-element tensor, or undefined for 1) multiplies both gradients: the
+// upstream gradient of the loss, read on the device without a synchronization.
 FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden,
                                                     const at::Tensor& weight,
                                                     const at::Tensor& targets,
                                                     const FusedLinearForward& forward,
-                                                    double temperature, double grad_scale,
+                                                    double temperature,
+                                                    const at::Tensor& grad_scale,
                                                     const FusedChunks& chunks);
 
 // Shape and dtype checks shared by both losses; throws swerl::Error naming the field.

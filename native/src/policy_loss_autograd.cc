@@ -39,14 +39,14 @@ struct PolicyLossFunction : public torch::autograd::Function<PolicyLossFunction>
   }
 };
 
-// Forward keeps lse/entropy/coefficients (O(T)); backward recomputes the logit tiles.
+// Forward keeps lse/entropy/coefficients (O(T)); backward recomputes the logit tiles. Both
+// run where the operands are: the CPU twin or the CUDA kernels.
 struct FusedLinearPolicyLossFunction
     : public torch::autograd::Function<FusedLinearPolicyLossFunction> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& hidden,
                                const at::Tensor& weight, PolicyLossInputs inputs,
                                LossOptions options, FusedChunks chunks) {
-    const at::Tensor h = hidden.to(at::kFloat), w = weight.to(at::kFloat);
-    FusedLinearForward f = fused_linear_policy_loss_forward(h, w, inputs, options, chunks);
+    FusedLinearForward f = fused_linear_policy_loss_forward(hidden, weight, inputs, options, chunks);
     ctx->save_for_backward({hidden, weight});
     ctx->saved_data["targets"] = inputs.targets;
     ctx->saved_data["lse"] = f.lse;
@@ -57,6 +57,7 @@ struct FusedLinearPolicyLossFunction
     ctx->saved_data["temperature"] = options.temperature;
     ctx->saved_data["chunk_tokens"] = chunks.tokens;
     ctx->saved_data["chunk_vocab"] = chunks.vocab;
+    ctx->saved_data["deterministic"] = chunks.deterministic;
     const at::Tensor loss = at::scalar_tensor(f.stats.loss, hidden.options());
     const at::Tensor stats = stats_tensor(f.stats);
     ctx->mark_non_differentiable({f.logprobs, f.entropy, stats});
@@ -74,12 +75,14 @@ struct FusedLinearPolicyLossFunction
     f.entropy_coef = ctx->saved_data["entropy_coef"].toTensor();
     f.has_entropy_term = ctx->saved_data["has_entropy_term"].toBool();
     const FusedChunks chunks{ctx->saved_data["chunk_tokens"].toInt(),
-                             ctx->saved_data["chunk_vocab"].toInt()};
+                             ctx->saved_data["chunk_vocab"].toInt(),
+                             ctx->saved_data["deterministic"].toBool()};
     FusedLinearGrads g = fused_linear_policy_loss_backward(
-        hidden.to(at::kFloat), weight.to(at::kFloat), ctx->saved_data["targets"].toTensor(), f,
-        ctx->saved_data["temperature"].toDouble(), grad_outputs[0].item<double>(), chunks);
-    return {g.grad_hidden.to(hidden.scalar_type()), g.grad_weight.to(weight.scalar_type()),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+        hidden, weight, ctx->saved_data["targets"].toTensor(), f,
+        ctx->saved_data["temperature"].toDouble(), grad_outputs[0], chunks);
+    // grad_weight is fp32 (accumulated over token tiles); the parameter may be narrower.
+    return {g.grad_hidden, g.grad_weight.to(weight.scalar_type()), at::Tensor(), at::Tensor(),
+            at::Tensor()};
   }
 };
 

@@ -32,3 +32,35 @@ export function centralDifferences(x: ArrayLike<number>, f: (x: Float64Array) =>
     return (f(plus) - f(minus)) / (2 * h);
   });
 }
+
+/** x rounded to the nearest bfloat16 (ties to even), as a number: what the native core rounds to. */
+export function roundToBfloat16(x: number): number {
+  const f = new Float32Array([x]);
+  const bits = new Uint32Array(f.buffer);
+  bits[0] = (bits[0]! + 0x7fff + ((bits[0]! >>> 16) & 1)) & 0xffff0000;
+  return f[0]!;
+}
+
+/** x rounded to the nearest IEEE half (ties to even), for finite x inside half's range. */
+export function roundToFloat16(x: number): number {
+  if (x === 0 || !Number.isFinite(x)) return x;
+  const exponent = Math.max(Math.floor(Math.log2(Math.abs(x))), -14);
+  const ulp = 2 ** (exponent - 10);
+  const q = x / ulp;
+  const r = Math.round(q);
+  const tie = Math.abs(q - Math.trunc(q)) === 0.5;
+  return (tie && r % 2 !== 0 ? r - Math.sign(q) : r) * ulp;
+}
+
+/** Cosine similarity and relative L2 error of actual against expected. */
+export function cosineAndRelativeL2(actual: ArrayLike<number>, expected: ArrayLike<number>): { cosine: number; relL2: number } {
+  let dot = 0, na = 0, ne = 0, diff = 0;
+  for (let i = 0; i < expected.length; i++) {
+    dot += actual[i]! * expected[i]!;
+    na += actual[i]! ** 2;
+    ne += expected[i]! ** 2;
+    diff += (actual[i]! - expected[i]!) ** 2;
+  }
+  const cosine = na === 0 && ne === 0 ? 1 : dot / Math.sqrt(na * ne);
+  return { cosine, relL2: Math.sqrt(diff) / Math.max(Math.sqrt(ne), 1e-300) };
+}

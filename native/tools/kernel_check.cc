@@ -1,0 +1,471 @@
+// swerl_kernel_check: the fused loss, advantages and token weights on one device (the CPU
+// twin, or the CUDA kernels) against float64 references on fresh random inputs. Outputs and
+// workspaces are poisoned with NaN bytes before every run, so a value the kernels fail to
+// write shows. Runs without Node (GPU machines may have none):
+//
+//   swerl_kernel_check --device cuda [--seed N] [--large]
+//
+// Prints one line per check and ends with "N passed, N failed"; exits 1 if any failed.
+// Tolerances (the issue's, for 16-bit operands; fp32 ones are tighter): loss relative error
+// <= 1e-3, logprobs and entropy |error| <= 1e-3, dX and dW cosine >= 0.9999 and relative L2
+// <= 1e-2; masked-token count and clip fractions equal, other stats within 1e-3.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "advantages.h"
+#include "fused_loss_device.h"
+#include "policy_loss.h"
+#include "token_weights.h"
+
+namespace {
+
+using namespace swerl;
+
+int passed = 0, failed = 0;
+
+void check(bool ok, const std::string& what) {
+  (ok ? passed : failed)++;
+  std::printf("%s - %s\n", ok ? "ok" : "not ok", what.c_str());
+  std::fflush(stdout);
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+struct Tolerance {
+  double loss, logprob, cosine, rel_l2, stat;
+};
+Tolerance tolerance_for(at::ScalarType t) {
+  if (t == at::kFloat) return {1e-4, 1e-4, 1 - 1e-8, 1e-4, 1e-4};
+  return {1e-3, 1e-3, 0.9999, 1e-2, 1e-3};
+}
+
+struct Case {
+  std::string name;
+  LossOptions options;
+};
+
+std::vector<Case> option_cases() {
+  LossOptions everything;
+  everything.clip_low = 0.1;
+  everything.clip_high = INFINITY;
+  everything.dual_clip = 2.5;
+  everything.temperature = 1.3;
+  everything.entropy_coef = 0.02;
+  everything.kl_coef = 0.1;
+  everything.kl_kind = KlKind::K3;
+  return {{"GRPO++ defaults", LossOptions{}}, {"everything on", everything}};
+}
+
+// Inputs of one fused-loss problem, on the CPU, operands already rounded to dtype.
+struct Inputs {
+  at::Tensor hidden, weight;  // [T, H], [V, H] in dtype
+  PolicyLossInputs tokens;    // CPU
+};
+
+// Old logprobs around the true ones (inside the clip range, outside it, beyond the clamp),
+// advantages with zeros, sequences of random length of which about a quarter are masked out.
+Inputs make_inputs(at::Generator& gen, int64_t T, int64_t H, int64_t V, at::ScalarType dtype,
+                   double logit_scale, const LossOptions& o) {
+  Inputs in;
+  in.hidden = at::randn({T, H}, gen, at::kDouble).to(dtype);
+  in.weight = at::randn({V, H}, gen, at::kDouble).mul_(logit_scale / std::sqrt(double(H))).to(dtype);
+  in.tokens.targets = at::randint(V, {T}, gen, at::kLong);
+  const at::Tensor truth = [&] {
+    at::Tensor lp = at::empty({T}, at::kDouble);
+    for (int64_t t0 = 0; t0 < T; t0 += 256) {  // rows of logits, a few at a time
+      const int64_t n = std::min<int64_t>(256, T - t0);
+      const at::Tensor z = at::mm(in.hidden.narrow(0, t0, n).to(at::kDouble), in.weight.to(at::kDouble).t()) / o.temperature;
+      lp.narrow(0, t0, n).copy_(at::log_softmax(z, 1).gather(1, in.tokens.targets.narrow(0, t0, n).unsqueeze(1)).squeeze(1));
+    }
+    return lp;
+  }();
+  const at::Tensor u = at::rand({T}, gen, at::kDouble);
+  const at::Tensor sign = at::where(at::rand({T}, gen, at::kDouble) < 0.5, -1.0, 1.0);
+  const at::Tensor shift = at::where(u < 0.5, at::randn({T}, gen, at::kDouble) * 0.1,
+                                     at::where(u < 0.85, sign * (0.5 + 2.5 * at::rand({T}, gen, at::kDouble)),
+                                               sign * (21 + 5 * at::rand({T}, gen, at::kDouble))));
+  in.tokens.old_logprobs = (truth - shift).to(at::kFloat);
+  in.tokens.ref_logprobs = (truth + at::randn({T}, gen, at::kDouble) * 0.5).to(at::kFloat);
+  const at::Tensor adv = at::randn({T}, gen, at::kDouble);
+  in.tokens.advantages = at::where(at::rand({T}, gen, at::kDouble) < 0.1, 0.0, adv).to(at::kFloat);
+
+  std::vector<int64_t> bounds{0};
+  while (bounds.back() < T) bounds.push_back(std::min(T, bounds.back() + 1 + at::randint(16, {1}, gen, at::kLong).item<int64_t>()));
+  const int64_t B = int64_t(bounds.size()) - 1;
+  in.tokens.weights = at::zeros({T}, at::kFloat);
+  for (int64_t s = 0; s < B; ++s) {
+    if (T > 1 && at::rand({1}, gen, at::kDouble).item<double>() < 0.25) continue;
+    in.tokens.weights.narrow(0, bounds[s], bounds[s + 1] - bounds[s]).fill_(1.0 / double(B * (bounds[s + 1] - bounds[s])));
+  }
+  return in;
+}
+
+// The float64 reference: the loss written with ATen ops in double, differentiated by autograd
+// (independent of the fused formulas), over the rows `rows` (all when undefined).
+struct Reference {
+  at::Tensor logprobs, entropy, grad_hidden, grad_weight;  // double, CPU
+  double loss = 0, loss_scale = 0, max_abs_logit = 0;
+  LossStats stats;
+};
+
+Reference reference(const Inputs& in, const LossOptions& o, const at::Tensor& rows = {}) {
+  at::AutoGradMode grad(true);
+  const at::Tensor pick = rows.defined() ? rows : at::arange(in.hidden.size(0), at::kLong);
+  const at::Tensor x = in.hidden.to(at::kDouble).index_select(0, pick).requires_grad_(true);
+  const at::Tensor w = in.weight.to(at::kDouble).requires_grad_(true);
+  const auto token = [&](const at::Tensor& t) { return t.to(at::kDouble).index_select(0, pick); };
+  const at::Tensor y = in.tokens.targets.index_select(0, pick);
+  const at::Tensor old = token(in.tokens.old_logprobs), adv = token(in.tokens.advantages),
+                   weights = token(in.tokens.weights), ref = token(in.tokens.ref_logprobs);
+
+  const at::Tensor logits = at::mm(x, w.t());
+  const at::Tensor logp = at::log_softmax(logits / o.temperature, 1);
+  const at::Tensor lp = logp.gather(1, y.unsqueeze(1)).squeeze(1);
+  const at::Tensor entropy = -(logp.exp() * logp).sum(1);
+  const at::Tensor ratio = at::clamp(lp - old, -20.0, 20.0).exp();
+  const at::Tensor clipped = at::clamp(ratio, 1 - o.clip_low, std::isfinite(o.clip_high) ? 1 + o.clip_high : 1e300);
+  at::Tensor per_token = at::maximum(-adv * ratio, -adv * clipped);
+  if (o.has_dual_clip()) per_token = at::where(adv < 0, at::minimum(per_token, -adv * o.dual_clip), per_token);
+  per_token = per_token - o.entropy_coef * entropy;
+  if (o.has_kl()) {
+    const at::Tensor d = ref - lp;
+    const at::Tensor kl = o.kl_kind == KlKind::K1 ? -d : o.kl_kind == KlKind::K2 ? 0.5 * d * d : d.exp() - d - 1;
+    per_token = per_token + o.kl_coef * kl;
+  }
+  const at::Tensor weighted = weights * per_token;
+  const at::Tensor loss = weighted.sum();
+  torch::autograd::backward({loss});
+
+  Reference r;
+  r.logprobs = lp.detach();
+  r.entropy = entropy.detach();
+  r.grad_hidden = x.grad();
+  r.grad_weight = w.grad();
+  r.loss = loss.item<double>();
+  r.loss_scale = weighted.abs().sum().item<double>();
+  r.max_abs_logit = logits.abs().max().item<double>();
+  const at::Tensor masked = weights > 0;
+  const double m = masked.sum().item<double>();
+  r.stats.masked_tokens = int64_t(m);
+  if (m > 0) {
+    const at::Tensor rd = ratio.detach();
+    r.stats.ratio_mean = rd.masked_select(masked).mean().item<double>();
+    r.stats.ratio_max = rd.masked_select(masked).max().item<double>();
+    r.stats.approx_kl = (old - lp.detach()).masked_select(masked).mean().item<double>();
+    r.stats.entropy_mean = r.entropy.masked_select(masked).mean().item<double>();
+    r.stats.clip_frac_low = ((adv < 0) & (rd < 1 - o.clip_low) & masked).sum().item<double>() / m;
+    r.stats.clip_frac_high = ((adv > 0) & (rd > 1 + o.clip_high) & masked).sum().item<double>() / m;
+  }
+  return r;
+}
+
+// The fused loss through the plan's raw interface, every output and the workspace poisoned.
+struct Run {
+  at::Tensor logprobs, entropy, lse, logit_coef, entropy_coef, grad_hidden, grad_weight;
+  LossStats stats;
+};
+
+at::Tensor poisoned(at::IntArrayRef shape, at::ScalarType type, const at::Device& device) {
+  at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type).device(device));
+  if (type == at::kByte) return t.fill_(0xFF);
+  return t.fill_(NAN);
+}
+
+Run run_fused(const Inputs& in, const LossOptions& o, const at::Device& device, int64_t tile_tokens,
+              int64_t tile_vocab, bool deterministic, const at::Tensor& grad_weight_start = {}) {
+  const int64_t T = in.hidden.size(0), H = in.hidden.size(1), V = in.weight.size(0);
+  const at::Tensor hidden = in.hidden.to(device), weight = in.weight.to(device);
+  const auto dev = [&](const at::Tensor& t) { return t.to(device).contiguous(); };
+  const at::Tensor targets = dev(in.tokens.targets), old = dev(in.tokens.old_logprobs),
+                   adv = dev(in.tokens.advantages), w = dev(in.tokens.weights), ref = dev(in.tokens.ref_logprobs);
+  fused::Problem p;
+  p.tokens = T;
+  p.hidden_size = H;
+  p.vocab = V;
+  p.dtype = in.hidden.scalar_type() == at::kFloat ? fused::Dtype::F32
+            : in.hidden.scalar_type() == at::kBFloat16 ? fused::Dtype::BF16 : fused::Dtype::F16;
+  p.hidden = hidden.data_ptr();
+  p.weight = weight.data_ptr();
+  p.targets = targets.data_ptr<int64_t>();
+  p.temperature = o.temperature;
+  p.token_tile = tile_tokens;
+  p.vocab_tile = tile_vocab;
+  p.deterministic = deterministic;
+
+  Run r;
+  for (at::Tensor* t : {&r.logprobs, &r.entropy, &r.lse, &r.logit_coef, &r.entropy_coef})
+    *t = poisoned({T}, at::kFloat, device);
+  fused::ForwardIO f;
+  f.old_logprobs = old.data_ptr<float>();
+  f.advantages = adv.data_ptr<float>();
+  f.weights = w.data_ptr<float>();
+  f.ref_logprobs = ref.data_ptr<float>();
+  f.options = o;
+  f.logprobs = r.logprobs.data_ptr<float>();
+  f.entropy = r.entropy.data_ptr<float>();
+  f.lse = r.lse.data_ptr<float>();
+  f.logit_coef = r.logit_coef.data_ptr<float>();
+  f.entropy_coef = r.entropy_coef.data_ptr<float>();
+  const at::Tensor forward_space = poisoned({int64_t(fused_workspace_bytes(device, p, false))}, at::kByte, device);
+  r.stats = stats_of(run_fused_forward(device, p, f, forward_space));
+
+  r.grad_hidden = poisoned({T, H}, in.hidden.scalar_type(), device);
+  r.grad_weight = grad_weight_start.defined() ? grad_weight_start.to(device).clone() : poisoned({V, H}, at::kFloat, device);
+  fused::BackwardIO b;
+  b.lse = r.lse.data_ptr<float>();
+  b.entropy = r.entropy.data_ptr<float>();
+  b.logit_coef = r.logit_coef.data_ptr<float>();
+  b.entropy_coef = r.entropy_coef.data_ptr<float>();
+  b.has_entropy_term = o.entropy_coef != 0;
+  b.grad_hidden = r.grad_hidden.data_ptr();
+  b.grad_weight = r.grad_weight.data_ptr<float>();
+  b.accumulate_grad_weight = grad_weight_start.defined();
+  const at::Tensor backward_space = poisoned({int64_t(fused_workspace_bytes(device, p, true))}, at::kByte, device);
+  run_fused_backward(device, p, b, backward_space);
+  for (at::Tensor* t : {&r.logprobs, &r.entropy, &r.lse, &r.logit_coef, &r.entropy_coef, &r.grad_hidden, &r.grad_weight})
+    *t = t->cpu();
+  return r;
+}
+
+double cosine(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor x = a.to(at::kDouble).flatten(), y = b.to(at::kDouble).flatten();
+  const double nx = x.norm().item<double>(), ny = y.norm().item<double>();
+  if (nx == 0 && ny == 0) return 1;
+  return (x * y).sum().item<double>() / (nx * ny);
+}
+
+double rel_l2(const at::Tensor& actual, const at::Tensor& expected) {
+  const at::Tensor e = expected.to(at::kDouble);
+  const double n = e.norm().item<double>();
+  return (actual.to(at::kDouble) - e).norm().item<double>() / (n > 0 ? n : 1);
+}
+
+double max_abs(const at::Tensor& actual, const at::Tensor& expected) {
+  return (actual.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
+}
+
+bool all_finite(const Run& r) {
+  for (const at::Tensor* t : {&r.logprobs, &r.entropy, &r.lse, &r.logit_coef, &r.entropy_coef, &r.grad_hidden, &r.grad_weight})
+    if (!at::isfinite(t->to(at::kFloat)).all().item<bool>()) return false;
+  return true;
+}
+
+bool bitwise_equal(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) == 0;
+}
+
+void compare(const std::string& label, const Run& r, const Reference& ref, const Tolerance& tol, bool with_grad_weight = true) {
+  check(all_finite(r), label + ": every output written and finite (outputs poisoned with NaN before the run)");
+  const double loss_err = std::abs(r.stats.loss - ref.loss) / std::max({std::abs(ref.loss), ref.loss_scale, 1e-30});
+  check(loss_err <= tol.loss, label + ": loss " + fmt(r.stats.loss) + " vs " + fmt(ref.loss) + ", relative error " + fmt(loss_err));
+  const double lp_err = max_abs(r.logprobs, ref.logprobs), ent_err = max_abs(r.entropy, ref.entropy);
+  check(lp_err <= tol.logprob, label + ": logprobs max |error| " + fmt(lp_err));
+  check(ent_err <= tol.logprob, label + ": entropy max |error| " + fmt(ent_err));
+  const double cx = cosine(r.grad_hidden, ref.grad_hidden), ex = rel_l2(r.grad_hidden, ref.grad_hidden);
+  check(cx >= tol.cosine && ex <= tol.rel_l2, label + ": dX cosine " + fmt(1 - cx) + " from 1, relative L2 " + fmt(ex));
+  if (with_grad_weight) {
+    const double cw = cosine(r.grad_weight, ref.grad_weight), ew = rel_l2(r.grad_weight, ref.grad_weight);
+    check(cw >= tol.cosine && ew <= tol.rel_l2, label + ": dW cosine " + fmt(1 - cw) + " from 1, relative L2 " + fmt(ew));
+  }
+  const LossStats& a = r.stats;
+  const LossStats& e = ref.stats;
+  const auto close = [&](double x, double y) { return std::abs(x - y) <= tol.stat * std::max(1.0, std::abs(y)); };
+  check(a.masked_tokens == e.masked_tokens && a.clip_frac_low == e.clip_frac_low && a.clip_frac_high == e.clip_frac_high,
+        label + ": masked tokens and clip fractions equal");
+  check(close(a.ratio_mean, e.ratio_mean) && close(a.ratio_max, e.ratio_max) && close(a.approx_kl, e.approx_kl) &&
+            close(a.entropy_mean, e.entropy_mean),
+        label + ": ratio mean/max, approx KL and entropy mean");
+}
+
+std::string dtype_name(at::ScalarType t) { return t == at::kFloat ? "float32" : t == at::kBFloat16 ? "bfloat16" : "float16"; }
+
+void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) {
+  struct Shape { int64_t T, H, V, tile_tokens, tile_vocab; };
+  std::vector<Shape> shapes = {{1, 8, 7, 1024, 4096}, {37, 64, 1001, 16, 300}, {300, 96, 5003, 128, 2048}};
+  if (device.is_cuda()) shapes.push_back({2071, 256, 32771, 2048, 16384});
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
+    for (const Shape& s : shapes) {
+      for (const Case& c : option_cases()) {
+        const std::string label = device.str() + " " + dtype_name(dtype) + " T=" + std::to_string(s.T) + " H=" +
+                                  std::to_string(s.H) + " V=" + std::to_string(s.V) + " tiles " +
+                                  std::to_string(s.tile_tokens) + "x" + std::to_string(s.tile_vocab) + ", " + c.name;
+        const Inputs in = make_inputs(gen, s.T, s.H, s.V, dtype, 2.0, c.options);
+        const Reference ref = reference(in, c.options);
+        const Run first = run_fused(in, c.options, device, s.tile_tokens, s.tile_vocab, true);
+        compare(label, first, ref, tolerance_for(dtype));
+        const Run second = run_fused(in, c.options, device, s.tile_tokens, s.tile_vocab, true);
+        bool same = first.stats.loss == second.stats.loss;
+        for (auto [a, b] : {std::pair{&first.logprobs, &second.logprobs}, {&first.entropy, &second.entropy},
+                            {&first.grad_hidden, &second.grad_hidden}, {&first.grad_weight, &second.grad_weight}})
+          same = same && bitwise_equal(*a, *b);
+        check(same, label + ": deterministic mode, run twice: bitwise the same");
+        const Run fast = run_fused(in, c.options, device, s.tile_tokens, s.tile_vocab, false);
+        compare(label + " (fast mode)", fast, ref, tolerance_for(dtype));
+      }
+    }
+  }
+
+  // Extreme logits: |z| in the thousands. Nothing may overflow into NaN; the results are
+  // conditioned by |z| itself (one fp32 ulp of a logit of 4000 is 2.4e-4), so the logprob
+  // bound scales with max |z| and the gradients only need to point the same way.
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const LossOptions o = option_cases()[1].options;
+    const Inputs in = make_inputs(gen, 64, 32, 3001, dtype, 1000.0, o);
+    const Run r = run_fused(in, o, device, 32, 1024, true);
+    const Reference ref = reference(in, o);
+    const std::string label = device.str() + " " + dtype_name(dtype) + " extreme logits (max |z| " + fmt(ref.max_abs_logit) + ")";
+    check(all_finite(r), label + ": every output finite");
+    const double lp = max_abs(r.logprobs, ref.logprobs);
+    check(lp <= 1e-6 * ref.max_abs_logit, label + ": logprobs max |error| " + fmt(lp));
+    const double loss_err = std::abs(r.stats.loss - ref.loss) / std::max(std::abs(ref.loss), ref.loss_scale);
+    check(loss_err <= 1e-3, label + ": loss relative error " + fmt(loss_err));
+    check(cosine(r.grad_hidden, ref.grad_hidden) >= 0.999 && cosine(r.grad_weight, ref.grad_weight) >= 0.999,
+          label + ": dX and dW cosine >= 0.999");
+    check(r.stats.masked_tokens == ref.stats.masked_tokens, label + ": masked tokens equal");
+  }
+
+  // accumulate_grad_weight adds into what grad_weight holds.
+  {
+    const LossOptions o;
+    const Inputs in = make_inputs(gen, 50, 16, 777, at::kFloat, 2.0, o);
+    const at::Tensor start = at::randn({777, 16}, gen, at::kDouble).to(at::kFloat);
+    const Run r = run_fused(in, o, device, 16, 256, true, start);
+    const Reference ref = reference(in, o);
+    check(rel_l2(r.grad_weight, ref.grad_weight + start.to(at::kDouble)) <= 1e-5,
+          device.str() + " accumulate_grad_weight: grad_weight = start + dW");
+  }
+
+  // Tokens whose coefficient is zero (A = 0, no entropy term) get exactly zero rows of dX.
+  {
+    const LossOptions o;
+    Inputs in = make_inputs(gen, 40, 16, 500, at::kBFloat16, 2.0, o);
+    in.tokens.advantages.narrow(0, 0, 20).zero_();
+    const Run r = run_fused(in, o, device, 8, 128, true);
+    check(r.grad_hidden.narrow(0, 0, 20).to(at::kFloat).eq(0).all().item<bool>() &&
+              r.grad_hidden.narrow(0, 20, 20).to(at::kFloat).ne(0).any().item<bool>(),
+          device.str() + " zero-coefficient tokens: their dX rows are exactly 0, the others are not");
+  }
+
+  if (large) {
+    // T = 65536 at Qwen3's vocabulary: every output finite; per-row results on sampled rows.
+    const LossOptions o;
+    const int64_t T = 65536, H = 128, V = 151936;
+    const Inputs in = make_inputs(gen, T, H, V, at::kBFloat16, 2.0, o);
+    const auto start = std::chrono::steady_clock::now();
+    const Run r = run_fused(in, o, device, 2048, 16384, true);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    check(all_finite(r), device.str() + " bfloat16 T=65536 H=128 V=151936: every output finite (" + fmt(seconds) + " s)");
+    const at::Tensor rows = at::randint(T, {192}, gen, at::kLong);
+    const Reference ref = reference(in, o, rows);
+    const double lp = max_abs(r.logprobs.index_select(0, rows), ref.logprobs);
+    const double dx = rel_l2(r.grad_hidden.index_select(0, rows), ref.grad_hidden);
+    check(lp <= 1e-3, device.str() + " T=65536: logprobs of 192 sampled rows, max |error| " + fmt(lp));
+    // The reference's loss covers only the sampled rows; their dX rows do not depend on others.
+    check(cosine(r.grad_hidden.index_select(0, rows), ref.grad_hidden) >= 0.9999 && dx <= 1e-2,
+          device.str() + " T=65536: dX of the sampled rows, relative L2 " + fmt(dx));
+  }
+}
+
+void check_advantages(const at::Device& device, at::Generator& gen) {
+  const int64_t n = 515;
+  const at::Tensor groups = at::randint(60, {n}, gen, at::kInt);
+  const at::Tensor rewards = at::where(at::rand({n}, gen, at::kDouble) < 0.5, 0.0, at::rand({n}, gen, at::kDouble)).to(at::kFloat);
+  for (const auto& [estimator, name] : {std::pair{AdvantageEstimator::Grpo, "grpo"}, {AdvantageEstimator::DrGrpo, "drgrpo"}, {AdvantageEstimator::Rloo, "rloo"}}) {
+    // float64 reference, written per group with ATen.
+    at::Tensor expected = at::zeros({n}, at::kDouble);
+    const at::Tensor r64 = rewards.to(at::kDouble);
+    const at::Tensor ids = std::get<0>(at::_unique(groups.to(at::kLong))).contiguous();
+    for (int64_t k = 0; k < ids.numel(); ++k) {
+      const int64_t g = ids[k].item<int64_t>();
+      const at::Tensor in_group = groups.to(at::kLong) == g;
+      const at::Tensor values = r64.masked_select(in_group);
+      const double size = double(values.numel());
+      if (size < 2) continue;
+      const at::Tensor centered = values - values.mean();
+      at::Tensor a = estimator == AdvantageEstimator::Grpo ? centered / (values.std() + 1e-6)
+                   : estimator == AdvantageEstimator::DrGrpo ? centered : centered * (size / (size - 1));
+      expected.masked_scatter_(in_group, a);
+    }
+    at::Tensor actual;
+    if (device.is_cuda()) {
+      actual = cuda_advantages(rewards.to(device), groups.to(device), int(estimator)).cpu();
+    } else {
+      const std::vector<float> out = compute_advantages(rewards.data_ptr<float>(), groups.data_ptr<int32_t>(), n, estimator);
+      actual = at::tensor(out);
+    }
+    check(max_abs(actual, expected) <= 1e-5, device.str() + " advantages " + name + " vs float64, max |error| " + fmt(max_abs(actual, expected)));
+  }
+}
+
+void check_token_weights(const at::Device& device, at::Generator& gen) {
+  const int64_t T = 4099;
+  const int32_t S = 37;
+  const at::Tensor ids = std::get<0>(at::sort(at::randint(S, {T}, gen, at::kInt)));
+  const at::Tensor mask = (at::rand({T}, gen, at::kDouble) < 0.7).to(at::kByte);
+  const double masked = mask.sum().item<double>();
+  for (const auto& [aggregation, name] : {std::pair{Aggregation::TokenMean, "token-mean"}, {Aggregation::SeqMeanTokenMean, "seq-mean-token-mean"}, {Aggregation::SeqMeanTokenSumNorm, "seq-mean-token-sum-norm"}}) {
+    at::Tensor expected = at::zeros({T}, at::kDouble);
+    const at::Tensor per_seq = at::zeros({S}, at::kDouble).index_add_(0, ids.to(at::kLong), mask.to(at::kDouble));
+    const at::Tensor m = mask.to(at::kDouble);
+    if (aggregation == Aggregation::TokenMean) expected = m / masked;
+    if (aggregation == Aggregation::SeqMeanTokenMean) expected = m / (double(S) * per_seq.index_select(0, ids.to(at::kLong)).clamp_min(1));
+    if (aggregation == Aggregation::SeqMeanTokenSumNorm) expected = m / (double(S) * 32768.0);
+    at::Tensor actual;
+    if (device.is_cuda()) {
+      actual = cuda_token_weights(mask.to(device), ids.to(device), S, int(aggregation), 32768.0, 0, 0).cpu();
+    } else {
+      TokenWeightOptions o{aggregation, 32768.0, 0, 0};
+      actual = at::tensor(token_weights(mask.data_ptr<uint8_t>(), ids.data_ptr<int32_t>(), T, S, o));
+    }
+    const double err = (actual.to(at::kDouble) - expected).abs().max().item<double>() / expected.abs().max().item<double>();
+    check(err <= 1e-6, device.str() + " token weights " + name + " vs float64, max relative error " + fmt(err));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device_name = "cpu";
+  uint64_t seed = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) % 1000000007ull;
+  bool large = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) device_name = argv[++i];
+    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    else if (a == "--large") large = true;
+    else {
+      std::fprintf(stderr, "usage: swerl_kernel_check [--device cpu|cuda] [--seed N] [--large]\n");
+      return 2;
+    }
+  }
+  try {
+    const at::Device device(device_name);
+    if (device.is_cuda() && !has_cuda_kernels()) {
+      std::fprintf(stderr, "this build has no CUDA kernels (configure with -DSWERL_CUDA=ON)\n");
+      return 2;
+    }
+    std::printf("# swerl_kernel_check on %s, seed %llu (replay with --seed %llu)\n", device.str().c_str(),
+                (unsigned long long)seed, (unsigned long long)seed);
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    check_fused_loss(device, gen, large);
+    check_advantages(device, gen);
+    check_token_weights(device, gen);
+  } catch (const std::exception& e) {
+    check(false, std::string("exception: ") + e.what());
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
