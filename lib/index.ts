@@ -20,6 +20,8 @@ export {
   type PolicyLossOptions,
   type PolicyLossInputs,
   type FusedLinearPolicyLossInputs,
+  type FusedLinearPolicyLossOptions,
+  DEFAULT_CHUNK_SIZE,
   type PolicyLossResult,
   type PolicyLossStats,
   type TokenInputs,

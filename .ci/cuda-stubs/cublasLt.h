@@ -1,0 +1,2 @@
+#pragma once
+// Stand-in for the compile-only check (see README.md).

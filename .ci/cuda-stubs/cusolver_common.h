@@ -1,0 +1,3 @@
+#pragma once
+// Stand-in for the compile-only check (see README.md).
+typedef int cusolverStatus_t;
