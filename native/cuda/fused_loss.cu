@@ -183,10 +183,11 @@ __global__ void gather_rows_kernel(const Word* __restrict__ from, int64_t width,
 }
 
 template <typename Out>
-__global__ void logit_grad_kernel(const float* __restrict__ scores, int64_t cols,
+// In fp32, grad_logits is scores itself (fused_loss_plan.h): no __restrict__ on those two.
+__global__ void logit_grad_kernel(const float* scores, int64_t cols,
                                   const int32_t* __restrict__ ids, int64_t v0,
                                   const int64_t* __restrict__ targets, BackwardIO io,
-                                  Out* __restrict__ grad_logits) {
+                                  Out* grad_logits) {
   const int64_t r = blockIdx.x;
   const int32_t t = ids[r];
   const float lse = io.lse[t], entropy = io.entropy[t], c = io.logit_coef[t], e = io.entropy_coef[t];

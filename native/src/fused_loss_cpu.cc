@@ -35,7 +35,9 @@ void write_row(const float* from, int64_t n, void* to) {
 
 void write_converted(const float* from, int64_t n, void* to, Dtype d) {
   switch (d) {
-    case Dtype::F32: std::memcpy(to, from, size_t(n) * sizeof(float)); return;
+    case Dtype::F32:
+      if (to != from) std::memcpy(to, from, size_t(n) * sizeof(float));
+      return;
     case Dtype::BF16: write_row<c10::BFloat16>(from, n, to); return;
     case Dtype::F16: write_row<c10::Half>(from, n, to); return;
   }
@@ -158,6 +160,16 @@ void cpu_forward(const Problem& p, const ForwardIO& io, void* workspace) {
 void cpu_backward(const Problem& p, const BackwardIO& io, void* workspace) {
   CpuBackend be;
   backward(be, p, io, workspace);
+}
+
+void cpu_absorb_tile(const float* scores, int64_t rows, int64_t cols, const int64_t* targets,
+                     int64_t v0, RowSoftmax* state) {
+  CpuBackend{}.absorb_tile(scores, rows, cols, targets, v0, state);
+}
+
+void cpu_logit_grad_tile(float* scores, int64_t rows, int64_t cols, const int32_t* ids, int64_t v0,
+                         const int64_t* targets, const BackwardIO& io) {
+  CpuBackend{}.logit_grad_tile(scores, rows, cols, ids, v0, targets, io, scores, Dtype::F32);
 }
 
 }  // namespace swerl::fused

@@ -11,4 +11,12 @@ size_t cpu_backward_workspace_bytes(const Problem& problem);
 void cpu_forward(const Problem& problem, const ForwardIO& io, void* workspace);
 void cpu_backward(const Problem& problem, const BackwardIO& io, void* workspace);
 
+// Two of the twin's element-wise steps on their own, for the materialized loss (one tile
+// spanning the vocabulary): fold scaled logits into each row's state; overwrite them with
+// d Loss / d z of the tokens ids (io's per-token arrays are indexed by id).
+void cpu_absorb_tile(const float* scores, int64_t rows, int64_t cols, const int64_t* targets,
+                     int64_t v0, RowSoftmax* state);
+void cpu_logit_grad_tile(float* scores, int64_t rows, int64_t cols, const int32_t* ids,
+                         int64_t v0, const int64_t* targets, const BackwardIO& io);
+
 }  // namespace swerl::fused

@@ -108,7 +108,7 @@ inline ForwardSpace carve_forward(const Problem& p, void* base, size_t token_scr
 
 struct BackwardSpace {
   float* scores;       // [rows, cols]
-  void* grad_logits;   // [rows, cols] in dtype
+  void* grad_logits;   // [rows, cols] in dtype (scores itself in fp32)
   void* hidden_rows;   // [rows, H] in dtype: the chunk's active tokens, gathered
   float* grad_rows;    // [rows, H] fp32: their dX, accumulated over vocabulary tiles
   int32_t* active;     // [T]: indices of tokens with a nonzero coefficient, ascending
@@ -117,9 +117,14 @@ struct BackwardSpace {
 inline BackwardSpace carve_backward(const Problem& p, void* base, size_t* bytes) {
   Carver c(base);
   const int64_t rows = token_rows(p), cols = vocab_cols(p), e = int64_t(dtype_bytes(p.dtype));
-  BackwardSpace s{c.take<float>(rows * cols), c.take<char>(rows * cols * e),
-                  c.take<char>(rows * p.hidden_size * e), c.take<float>(rows * p.hidden_size),
-                  c.take<int32_t>(p.tokens), c.take<int32_t>(1)};
+  BackwardSpace s;
+  s.scores = c.take<float>(rows * cols);
+  // In fp32, dZ overwrites S in place (each element is read, then written, by one thread).
+  s.grad_logits = p.dtype == Dtype::F32 ? static_cast<void*>(s.scores) : c.take<char>(rows * cols * e);
+  s.hidden_rows = c.take<char>(rows * p.hidden_size * e);
+  s.grad_rows = c.take<float>(rows * p.hidden_size);
+  s.active = c.take<int32_t>(p.tokens);
+  s.active_count = c.take<int32_t>(1);
   if (bytes) *bytes = c.bytes();
   return s;
 }

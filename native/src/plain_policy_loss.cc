@@ -4,26 +4,26 @@
 
 namespace swerl {
 
-at::Tensor plain_policy_loss(const at::Tensor& hidden, const at::Tensor& weight,
-                             const PolicyLossInputs& in, const LossOptions& o) {
+PlainLossTerms plain_policy_loss_terms(const at::Tensor& hidden, const at::Tensor& weight,
+                                       const PolicyLossInputs& in, const LossOptions& o) {
   const at::Device device = hidden.device();
-  const at::Tensor logits = at::matmul(hidden.to(at::kFloat), weight.to(at::kFloat).t()) / o.temperature;
-  const at::Tensor logp = at::log_softmax(logits, -1);
-  const at::Tensor lp = logp.gather(1, in.targets.to(device).unsqueeze(1)).squeeze(1);
-  const at::Tensor old = in.old_logprobs.to(device), adv = in.advantages.to(device);
-  const at::Tensor w = in.weights.to(device);
+  const at::ScalarType type = hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const auto token = [&](const at::Tensor& t) { return t.to(device).to(type); };
+  PlainLossTerms out;
+  out.logits = at::matmul(hidden.to(type), weight.to(type).t());
+  const at::Tensor logp = at::log_softmax(out.logits / o.temperature, -1);
+  out.logprobs = logp.gather(1, in.targets.to(device).unsqueeze(1)).squeeze(1);
+  out.entropy = -(logp.exp() * logp).sum(-1);
+  const at::Tensor old = token(in.old_logprobs), adv = token(in.advantages);
 
-  const at::Tensor ratio = (lp - old).clamp(-kLogRatioClamp, kLogRatioClamp).exp();
-  const at::Tensor clipped = ratio.clamp(1.0 - o.clip_low, 1.0 + o.clip_high);
-  at::Tensor per_token = at::maximum(-adv * ratio, -adv * clipped);
+  out.ratio = (out.logprobs - old).clamp(-kLogRatioClamp, kLogRatioClamp).exp();
+  const at::Tensor clipped = out.ratio.clamp(1.0 - o.clip_low, 1.0 + o.clip_high);
+  at::Tensor per_token = at::maximum(-adv * out.ratio, -adv * clipped);
   if (o.has_dual_clip())
     per_token = at::where(adv < 0, at::minimum(per_token, -adv * o.dual_clip), per_token);
-  if (o.entropy_coef != 0.0) {
-    const at::Tensor entropy = -(logp.exp() * logp).sum(-1);
-    per_token = per_token - o.entropy_coef * entropy;
-  }
+  if (o.entropy_coef != 0.0) per_token = per_token - o.entropy_coef * out.entropy;
   if (o.has_kl()) {
-    const at::Tensor d = lp - in.ref_logprobs.to(device);
+    const at::Tensor d = out.logprobs - token(in.ref_logprobs);
     at::Tensor kl;
     switch (o.kl_kind) {
       case KlKind::K1: kl = d; break;
@@ -32,7 +32,14 @@ at::Tensor plain_policy_loss(const at::Tensor& hidden, const at::Tensor& weight,
     }
     per_token = per_token + o.kl_coef * kl;
   }
-  return (w * per_token).sum();
+  out.weighted_terms = token(in.weights) * per_token;
+  out.loss = out.weighted_terms.sum();
+  return out;
+}
+
+at::Tensor plain_policy_loss(const at::Tensor& hidden, const at::Tensor& weight,
+                             const PolicyLossInputs& in, const LossOptions& o) {
+  return plain_policy_loss_terms(hidden, weight, in, o).loss;
 }
 
 }  // namespace swerl

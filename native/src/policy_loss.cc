@@ -1,6 +1,9 @@
 #include "policy_loss.h"
 
-#include "logit_tile.h"
+#include <numeric>
+#include <vector>
+
+#include "fused_loss_cpu.h"
 #include "swerl_error.h"
 
 namespace swerl {
@@ -51,20 +54,34 @@ PolicyLossResult policy_loss(const at::Tensor& logits, const PolicyLossInputs& i
   const int64_t tokens = logits.size(0), vocab = logits.size(1);
   check_policy_loss_inputs(in, tokens, vocab, options);
 
-  // One tile spanning the whole vocabulary: this is the materialized path.
-  at::Tensor scaled = logits.mul(1.0 / options.temperature);
-  RunningSoftmax softmax(tokens, scaled);
-  softmax.absorb(scaled, in.targets, 0);
+  // One tile spanning the whole vocabulary, through the fused loss's CPU steps.
+  at::Tensor scaled = logits.mul(1.0 / options.temperature).contiguous();  // becomes the gradient
+  const at::Tensor targets = in.targets.contiguous();
+  std::vector<RowSoftmax> rows(tokens, row_softmax_empty());
+  fused::cpu_absorb_tile(scaled.data_ptr<float>(), tokens, vocab, targets.data_ptr<int64_t>(), 0,
+                         rows.data());
   PolicyLossResult out;
-  at::Tensor lse;
-  softmax.finish(lse, out.entropy);
-  out.logprobs = softmax.target_logit - lse;
+  at::Tensor lse = at::empty({tokens}, at::kFloat);
+  out.entropy = at::empty({tokens}, at::kFloat);
+  out.logprobs = at::empty({tokens}, at::kFloat);
+  for (int64_t t = 0; t < tokens; ++t)
+    row_softmax_finish(rows[t], lse.data_ptr<float>()[t], out.entropy.data_ptr<float>()[t],
+                       out.logprobs.data_ptr<float>()[t]);
 
   const TokenTerms terms = token_terms(out.logprobs, out.entropy, in.old_logprobs,
                                        in.advantages, in.weights, in.ref_logprobs, options);
   out.stats = stats_of(terms.sums);
-  out.grad_logits = logit_grad_tile(std::move(scaled), lse, out.entropy, terms.logit_coef,
-                                    terms.entropy_coef, options.entropy_coef != 0.0, in.targets, 0);
+  fused::BackwardIO io;
+  io.lse = lse.data_ptr<float>();
+  io.entropy = out.entropy.data_ptr<float>();
+  io.logit_coef = terms.logit_coef.data_ptr<float>();
+  io.entropy_coef = terms.entropy_coef.data_ptr<float>();
+  io.has_entropy_term = options.entropy_coef != 0.0;
+  std::vector<int32_t> ids(tokens);
+  std::iota(ids.begin(), ids.end(), 0);
+  fused::cpu_logit_grad_tile(scaled.data_ptr<float>(), tokens, vocab, ids.data(), 0,
+                             targets.data_ptr<int64_t>(), io);
+  out.grad_logits = scaled;
   return out;
 }
 

@@ -23,6 +23,7 @@
 
 #include "advantages.h"
 #include "fused_loss_device.h"
+#include "plain_policy_loss.h"
 #include "policy_loss.h"
 #include "token_weights.h"
 
@@ -113,8 +114,9 @@ Inputs make_inputs(at::Generator& gen, int64_t T, int64_t H, int64_t V, at::Scal
   return in;
 }
 
-// The float64 reference: the loss written with ATen ops in double, differentiated by autograd
-// (independent of the fused formulas), over the rows `rows` (all when undefined).
+// The float64 reference: plain_policy_loss_terms (the loss in ATen ops, differentiated by
+// autograd, independent of the fused formulas) in double over the rows `rows` (all when
+// undefined).
 struct Reference {
   at::Tensor logprobs, entropy, grad_hidden, grad_weight;  // double, CPU
   double loss = 0, loss_scale = 0, max_abs_logit = 0;
@@ -126,48 +128,32 @@ Reference reference(const Inputs& in, const LossOptions& o, const at::Tensor& ro
   const at::Tensor pick = rows.defined() ? rows : at::arange(in.hidden.size(0), at::kLong);
   const at::Tensor x = in.hidden.to(at::kDouble).index_select(0, pick).requires_grad_(true);
   const at::Tensor w = in.weight.to(at::kDouble).requires_grad_(true);
-  const auto token = [&](const at::Tensor& t) { return t.to(at::kDouble).index_select(0, pick); };
-  const at::Tensor y = in.tokens.targets.index_select(0, pick);
-  const at::Tensor old = token(in.tokens.old_logprobs), adv = token(in.tokens.advantages),
-                   weights = token(in.tokens.weights), ref = token(in.tokens.ref_logprobs);
-
-  const at::Tensor logits = at::mm(x, w.t());
-  const at::Tensor logp = at::log_softmax(logits / o.temperature, 1);
-  const at::Tensor lp = logp.gather(1, y.unsqueeze(1)).squeeze(1);
-  const at::Tensor entropy = -(logp.exp() * logp).sum(1);
-  const at::Tensor ratio = at::clamp(lp - old, -20.0, 20.0).exp();
-  const at::Tensor clipped = at::clamp(ratio, 1 - o.clip_low, std::isfinite(o.clip_high) ? 1 + o.clip_high : 1e300);
-  at::Tensor per_token = at::maximum(-adv * ratio, -adv * clipped);
-  if (o.has_dual_clip()) per_token = at::where(adv < 0, at::minimum(per_token, -adv * o.dual_clip), per_token);
-  per_token = per_token - o.entropy_coef * entropy;
-  if (o.has_kl()) {
-    const at::Tensor d = ref - lp;
-    const at::Tensor kl = o.kl_kind == KlKind::K1 ? -d : o.kl_kind == KlKind::K2 ? 0.5 * d * d : d.exp() - d - 1;
-    per_token = per_token + o.kl_coef * kl;
-  }
-  const at::Tensor weighted = weights * per_token;
-  const at::Tensor loss = weighted.sum();
-  torch::autograd::backward({loss});
+  PolicyLossInputs tokens;
+  for (auto [to, from] : {std::pair{&tokens.targets, &in.tokens.targets}, {&tokens.old_logprobs, &in.tokens.old_logprobs},
+                          {&tokens.advantages, &in.tokens.advantages}, {&tokens.weights, &in.tokens.weights},
+                          {&tokens.ref_logprobs, &in.tokens.ref_logprobs}})
+    *to = from->index_select(0, pick);
+  const PlainLossTerms terms = plain_policy_loss_terms(x, w, tokens, o);
+  torch::autograd::backward({terms.loss});
 
   Reference r;
-  r.logprobs = lp.detach();
-  r.entropy = entropy.detach();
+  r.logprobs = terms.logprobs.detach();
+  r.entropy = terms.entropy.detach();
   r.grad_hidden = x.grad();
   r.grad_weight = w.grad();
-  r.loss = loss.item<double>();
-  r.loss_scale = weighted.abs().sum().item<double>();
-  r.max_abs_logit = logits.abs().max().item<double>();
-  const at::Tensor masked = weights > 0;
+  r.loss = terms.loss.item<double>();
+  r.loss_scale = terms.weighted_terms.abs().sum().item<double>();
+  r.max_abs_logit = terms.logits.abs().max().item<double>();
+  const at::Tensor masked = tokens.weights > 0, adv = tokens.advantages, ratio = terms.ratio.detach();
   const double m = masked.sum().item<double>();
   r.stats.masked_tokens = int64_t(m);
   if (m > 0) {
-    const at::Tensor rd = ratio.detach();
-    r.stats.ratio_mean = rd.masked_select(masked).mean().item<double>();
-    r.stats.ratio_max = rd.masked_select(masked).max().item<double>();
-    r.stats.approx_kl = (old - lp.detach()).masked_select(masked).mean().item<double>();
+    r.stats.ratio_mean = ratio.masked_select(masked).mean().item<double>();
+    r.stats.ratio_max = ratio.masked_select(masked).max().item<double>();
+    r.stats.approx_kl = (tokens.old_logprobs.to(at::kDouble) - r.logprobs).masked_select(masked).mean().item<double>();
     r.stats.entropy_mean = r.entropy.masked_select(masked).mean().item<double>();
-    r.stats.clip_frac_low = ((adv < 0) & (rd < 1 - o.clip_low) & masked).sum().item<double>() / m;
-    r.stats.clip_frac_high = ((adv > 0) & (rd > 1 + o.clip_high) & masked).sum().item<double>() / m;
+    r.stats.clip_frac_low = ((adv < 0) & (ratio < 1 - o.clip_low) & masked).sum().item<double>() / m;
+    r.stats.clip_frac_high = ((adv > 0) & (ratio > 1 + o.clip_high) & masked).sum().item<double>() / m;
   }
   return r;
 }
