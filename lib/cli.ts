@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The swerl command line. */
 import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { SwerlError } from './errors.js';
@@ -18,6 +19,13 @@ commands:
       --steps N                override run.steps
       --dir DIR                override run.dir
                                (relative paths in the config are taken from the working directory)
+  serve <model dir>       an OpenAI-compatible server for the native policy (completions,
+                          chat with tools, SSE, SGLang's /generate and /update_weights_from_disk)
+      --host HOST              default 127.0.0.1
+      --port N                 default 8000 (0: any free port)
+      --served-model-name ID   the model id clients send (default: the directory's name)
+      --device cpu|cuda[:N]    default cpu
+      --max-batch-size N       sequences decoded together (default 64)
   tasks validate <path>   gold patch must score 1 and the untouched repo 0 (each run twice)
       --sandbox local|docker   backend (default local)
       --runs N                 runs of each check (default 2)
@@ -125,6 +133,41 @@ async function trainCommand(args: string[]): Promise<number> {
   return summary.stopped ? 130 : 0;
 }
 
+async function serveCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '8000' },
+      'served-model-name': { type: 'string' },
+      device: { type: 'string', default: 'cpu' },
+      'max-batch-size': { type: 'string' },
+    },
+  });
+  if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `serve takes one model directory, got ${positionals.length}\n\n${USAGE}`);
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SwerlError('ERR_SWERL_INVALID_ARG', `--port is ${JSON.stringify(values.port)}; give a port number (0 for any)`);
+  const dir = positionals[0]!;
+  const { NativePolicy } = await import('./policy/native-policy.js');
+  const { startServer } = await import('./serve/server.js');
+  const policy = await NativePolicy.load(dir, {
+    device: values.device!,
+    ...(values['max-batch-size'] !== undefined ? { maxBatchSize: positiveInt(values['max-batch-size'], '--max-batch-size', 64) } : {}),
+  });
+  const modelName = values['served-model-name'] ?? basename(resolve(dir));
+  const server = await startServer(policy, { host: values.host!, port, modelName });
+  console.log(`swerl serve: ${modelName} at ${server.url}/v1 (Ctrl-C stops)`);
+  await new Promise<void>((done) => {
+    const stop = () => done();
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stop);
+  });
+  await server.close();
+  policy.dispose();
+  console.log('swerl serve: stopped');
+  return 0;
+}
+
 async function sandboxReap(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -139,6 +182,7 @@ async function sandboxReap(args: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   if (command === 'train') return trainCommand(argv.slice(1));
+  if (command === 'serve') return serveCommand(argv.slice(1));
   if (command === 'tasks' && sub === 'validate') return tasksValidate(rest);
   if (command === 'sandbox' && sub === 'reap') return sandboxReap(rest);
   if (command === undefined || command === '--help' || command === '-h') {

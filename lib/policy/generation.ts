@@ -27,6 +27,8 @@ export interface ScheduledRequest {
   topP: number;
   seed: number;
   signal?: AbortSignal;
+  /** Each token as it is sampled. */
+  onToken?: (token: number, logprob: number) => void;
 }
 
 interface Pending {
@@ -171,6 +173,15 @@ export class GenerationScheduler {
         const token = step.tokens[i]!;
         p.tokens.push(token);
         p.logprobs.push(step.logprobs[i]!);
+        try {
+          p.request.onToken?.(token, step.logprobs[i]!);
+        } catch {
+          // A listener that throws (a closed stream) ends its request, not the batch.
+          this.running.delete(p.id);
+          this.toRelease.push(p.id);
+          this.finish(p, 'cancelled');
+          continue;
+        }
         const reason: FinishReason | undefined = p.request.stopTokens.has(token)
           ? 'stop'
           : p.tokens.length >= p.request.maxTokens

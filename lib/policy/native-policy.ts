@@ -35,6 +35,8 @@ export interface GenerateRequest extends Partial<GenerateOptions> {
   maxTokens: number;
   /** Cancels the request; it resolves with finishReason 'cancelled' and what it has so far. */
   signal?: AbortSignal;
+  /** Called with each token as it is sampled (streaming), before the promise resolves. */
+  onToken?: (token: number, logprob: number) => void;
 }
 
 /** One sequence of a training batch. Per-token arrays are aligned with tokens. */
@@ -101,6 +103,8 @@ export class NativePolicy {
   #handle: NativePolicyHandle | undefined;
   readonly #scheduler: GenerationScheduler;
   #requests = 0;
+  #weightVersion = 0;
+  #weightSource: string | undefined;
 
   private constructor(
     handle: NativePolicyHandle,
@@ -179,7 +183,7 @@ export class NativePolicy {
   generate(request: GenerateRequest): Promise<Generation> {
     const vocab = this.config.native.vocabSize;
     if (typeof request !== 'object' || request === null) throw invalidArg('request', 'must be an object');
-    const { prompt, signal, ...rest } = request;
+    const { prompt, signal, onToken, ...rest } = request;
     const o = parseGenerateOptions(rest, 'request');
     const ids = int32Array(prompt, 'request.prompt', { min: 0, max: vocab - 1, rangeHint: `the vocabulary has ${vocab} ids` });
     if (ids.length === 0) throw invalidArg('request.prompt', 'is empty', 'render at least one token (the chat template does)');
@@ -197,7 +201,26 @@ export class NativePolicy {
       topP: o.topP,
       seed,
       signal,
+      onToken,
     });
+  }
+
+  /**
+   * Replaces the weights with a checkpoint's (a directory of this architecture: what save()
+   * writes), between decode steps: running generations finish on the old weights, waiting ones
+   * start on the new. The optimizer state is left as it is. Returns the new weight version.
+   */
+  async reloadWeights(dir: string): Promise<number> {
+    const source = path.resolve(dir);
+    await this.exclusive(() => loadCheckpoint(this.handle, source, { tiedEmbeddings: this.config.native.tieWordEmbeddings, optimizer: false }));
+    this.#weightVersion += 1;
+    this.#weightSource = source;
+    return this.#weightVersion;
+  }
+
+  /** How many times reloadWeights() replaced the weights (0 = as loaded), and from where. */
+  get weights(): { version: number; source: string | undefined } {
+    return { version: this.#weightVersion, source: this.#weightSource };
   }
 
   /**

@@ -26,25 +26,16 @@ __global__ void advantages_kernel(const float* __restrict__ rewards,
     out[i] = 0.0f;
     return;
   }
-  const double mean = sum / size, centered = rewards[i] - mean;
-  switch (estimator) {
-    case AdvantageEstimator::Grpo: {
-      double sq_dev = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        if (groups[j] != group) continue;
-        const double d = rewards[j] - mean;
-        sq_dev += d * d;
-      }
-      out[i] = float(centered / (sqrt(sq_dev / (size - 1.0)) + 1e-6));
-      break;
+  const double mean = sum / size;
+  double sq_dev = 0;
+  if (estimator == AdvantageEstimator::Grpo) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (groups[j] != group) continue;
+      const double d = rewards[j] - mean;
+      sq_dev += d * d;
     }
-    case AdvantageEstimator::DrGrpo:
-      out[i] = float(centered);
-      break;
-    case AdvantageEstimator::Rloo:
-      out[i] = float(size / (size - 1.0) * centered);
-      break;
   }
+  out[i] = advantage_of(estimator, rewards[i] - mean, size, sq_dev);
 }
 
 }  // namespace

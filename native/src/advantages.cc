@@ -20,6 +20,9 @@ std::vector<int32_t> dense_group_index(const int32_t* groups, int64_t n, int32_t
 
 std::vector<float> compute_advantages(const float* rewards, const int32_t* groups, int64_t n,
                                       AdvantageEstimator estimator) {
+  if (estimator != AdvantageEstimator::Grpo && estimator != AdvantageEstimator::DrGrpo &&
+      estimator != AdvantageEstimator::Rloo)
+    throw_invalid("unknown advantage estimator");
   int32_t num_groups = 0;
   const std::vector<int32_t> g = dense_group_index(groups, n, &num_groups);
 
@@ -43,19 +46,7 @@ std::vector<float> compute_advantages(const float* rewards, const int32_t* group
       out[i] = 0.0f;
       continue;
     }
-    switch (estimator) {
-      case AdvantageEstimator::Grpo:
-        out[i] = float(centered / (std::sqrt(sq_dev[k] / (size - 1.0)) + 1e-6));
-        break;
-      case AdvantageEstimator::DrGrpo:
-        out[i] = float(centered);
-        break;
-      case AdvantageEstimator::Rloo:
-        out[i] = float(size / (size - 1.0) * centered);
-        break;
-      default:
-        throw_invalid("unknown advantage estimator");
-    }
+    out[i] = advantage_of(estimator, centered, size, sq_dev[k]);
   }
   return out;
 }
