@@ -5,6 +5,7 @@ import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { SwerlError } from './errors.js';
+import { EVAL_USAGE, evalCommand } from './eval/command.js';
 import { createSandboxBackend } from './env/sandbox/backends.js';
 import { loadTasks } from './env/tasks/load.js';
 import { validateTasks, validationTable } from './env/validate.js';
@@ -26,7 +27,7 @@ commands:
       --served-model-name ID   the model id clients send (default: the directory's name)
       --device cpu|cuda[:N]    default cpu
       --max-batch-size N       sequences decoded together (default 64)
-  tasks validate <path>   gold patch must score 1 and the untouched repo 0 (each run twice)
+${EVAL_USAGE}  tasks validate <path>   gold patch must score 1 and the untouched repo 0 (each run twice)
       --sandbox local|docker   backend (default local)
       --runs N                 runs of each check (default 2)
       --concurrency N          tasks at once (default 2)
@@ -183,6 +184,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   if (command === 'train') return trainCommand(argv.slice(1));
   if (command === 'serve') return serveCommand(argv.slice(1));
+  if (command === 'eval') return evalCommand(argv.slice(1));
   if (command === 'tasks' && sub === 'validate') return tasksValidate(rest);
   if (command === 'sandbox' && sub === 'reap') return sandboxReap(rest);
   if (command === undefined || command === '--help' || command === '-h') {

@@ -10,6 +10,10 @@ export type SwerlErrorCode =
   | 'ERR_SWERL_OUT_OF_MEMORY'
   /** Any other failure inside the native core. */
   | 'ERR_SWERL_NATIVE'
+  /** A CUDA runtime or cuBLAS failure in the kernels, or CUDA asked of an addon built without it. */
+  | 'ERR_SWERL_CUDA'
+  /** An inference server refused a request or could not be reached; the message names the server. */
+  | 'ERR_SWERL_REMOTE'
   /** A sandbox could not be created or used (not a failing command: those are results). */
   | 'ERR_SWERL_SANDBOX'
   /** A task file or row is malformed; the message names the file, line and field. */

@@ -346,7 +346,8 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     if (!prompt) throw badRequest('input_ids', 'or text is required (one prompt)');
     const p = (body.sampling_params ?? {}) as Record<string, unknown>;
     if (typeof p !== 'object' || Array.isArray(p)) throw badRequest('sampling_params', 'must be an object');
-    const s = sampling({ ...p, n: 1, stop: p.stop }, 'max_new_tokens', 128);
+    // SGLang names the seed sampling_seed; skip_special_tokens and no_stop_trim are what swerl does anyway.
+    const s = sampling({ ...p, n: 1, seed: p.sampling_seed ?? p.seed }, 'max_new_tokens', 128);
     checkContext(prompt, s);
     const done = await generate(prompt, s, 0, signal);
     const meta: Record<string, unknown> = {

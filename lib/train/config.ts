@@ -115,6 +115,31 @@ export interface EvalConfig {
   temperature: number;
 }
 
+/**
+ * Who samples the rollouts. 'native' (default): the learner itself, in this process. 'remote':
+ * inference servers (vLLM, SGLang, swerl serve) through RemotePolicy, while the learner only
+ * learns; after every step the learner writes its weights under syncDir and every server loads
+ * them. `launch: n` starts n swerl-serve servers on loopback for the run instead of `servers`.
+ */
+export interface SamplerConfig {
+  kind: 'native' | 'remote';
+  servers: string[];
+  launch: number;
+  protocol: 'openai' | 'sglang';
+  model?: string;
+  routing: 'least-loaded' | 'round-robin';
+  weightUpdatePath: string;
+  /** Where the learner writes the weights the servers load (a path they can read). Default <run.dir>/sampler-weights. */
+  syncDir?: string;
+  /**
+   * The old logprobs of the loss: 'learner' (default, as verl does) recomputes them with the
+   * learner, so the ratio measures the policy's change only; 'sampler' keeps the servers'.
+   * The gap between the two is logged every step either way.
+   */
+  oldLogprobs: 'learner' | 'sampler';
+  requestTimeoutMs: number;
+}
+
 export interface TrainConfig {
   run: RunConfig;
   model: ModelConfig;
@@ -123,6 +148,7 @@ export interface TrainConfig {
   algorithm: AlgorithmConfig;
   rollout: RolloutConfig;
   eval: EvalConfig;
+  sampler: SamplerConfig;
 }
 
 const parseRun = optionsParser<RunConfig>({
@@ -228,6 +254,23 @@ const parseEval = optionsParser<EvalConfig>({
   },
 });
 
+const parseSampler = optionsParser<SamplerConfig>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { enum: ['native', 'remote'], default: 'native' },
+    servers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
+    launch: { type: 'integer', minimum: 0, maximum: 64, default: 0 },
+    protocol: { enum: ['openai', 'sglang'], default: 'openai' },
+    model: { type: 'string', minLength: 1 },
+    routing: { enum: ['least-loaded', 'round-robin'], default: 'least-loaded' },
+    weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
+    syncDir: { type: 'string', minLength: 1 },
+    oldLogprobs: { enum: ['learner', 'sampler'], default: 'learner' },
+    requestTimeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
+  },
+});
+
 const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { preset: AlgorithmPreset }>({
   type: 'object',
   additionalProperties: false,
@@ -297,7 +340,7 @@ function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig
 export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): TrainConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
   const raw = value as Record<string, unknown>;
-  const known = ['run', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval'];
+  const known = ['run', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler'];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section; known: ${known.join(', ')}`);
 
@@ -349,5 +392,14 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
     throw invalidArg('config.algorithm.miniBatches', `(${algorithm.miniBatches}) exceeds the ${tasksPerStep * samplesPerTask} trajectories of a step`);
 
   const evaluation = parseEval(section(raw, 'eval'), 'config.eval');
-  return { run, model, optimizer, tasks, algorithm, rollout, eval: evaluation };
+  const sampler = parseSampler(section(raw, 'sampler'), 'config.sampler');
+  if (sampler.kind === 'remote') {
+    if ((sampler.servers.length > 0) === (sampler.launch > 0))
+      throw invalidArg('config.sampler', 'with kind "remote" needs exactly one of servers (URLs of running vLLM/SGLang/swerl serve servers) and launch (swerl serve servers to start)', 'e.g. {"kind": "remote", "servers": ["http://127.0.0.1:8000"]}');
+    if (sampler.launch > 0 && sampler.protocol !== 'openai') throw invalidArg('config.sampler.protocol', 'must be "openai" with launch (swerl serve speaks both; the launched ones are asked in "openai")');
+    sampler.syncDir = path.resolve(baseDir, sampler.syncDir ?? path.join(run.dir, 'sampler-weights'));
+  } else if (sampler.servers.length > 0 || sampler.launch > 0) {
+    throw invalidArg('config.sampler.kind', 'is "native" but servers or launch is set', 'set kind to "remote" to sample on servers');
+  }
+  return { run, model, optimizer, tasks, algorithm, rollout, eval: evaluation, sampler };
 }

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
+import type { AgentPolicy } from '../agent/policy.js';
 import { SwerlError } from '../errors.js';
 import { keepInformativeGroups } from '../math/reward-shaping.js';
 import { NativePolicy, type TrainStepResult } from '../policy/native-policy.js';
@@ -25,6 +26,7 @@ import { formatWarmup } from './format-warmup.js';
 import { trainingCharts, renderChartsSvg } from './plots.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
 import { RunDirectory, type TrainerState } from './run-dir.js';
+import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { openTaskSource, type TaskRef, type TaskSource } from './task-source.js';
 
 export interface TrainHooks {
@@ -139,10 +141,12 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const clockStart = performance.now() - state.elapsedSeconds * 1000;
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
+  let sampler: Sampler | undefined;
 
   try {
+    sampler = await openSampler(config, policy);
     if (state.step === 0 && config.eval.every > 0 && !evals.some((e) => e.step === 0)) {
-      const success = await evaluate(config, source, policy, hooks.signal);
+      const success = await evaluate(config, source, sampler.policy, hooks.signal);
       evals.push({ step: 0, success });
       emit({ type: 'eval', step: 0, success });
       metricsRows.push({ step: 0, eval: { success } });
@@ -155,18 +159,27 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       }
       const step = state.step + 1;
       const stepStarted = performance.now();
-      const { trajectories, rounds } = await collect(config, source, policy, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }));
+      const collected = await collect(config, source, sampler, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }));
+      const { rounds } = collected;
+      let trajectories = collected.trajectories;
       const rolloutSeconds = (performance.now() - stepStarted) / 1000;
 
-      const shaped = shapeBatch(trajectories, algorithm);
       const trainStarted = performance.now();
+      // Sampled elsewhere: the learner's own logprobs of the sampled tokens, and the gap.
+      const recomputed = sampler.remote
+        ? await learnerLogprobs(policy, trajectories, config.rollout.temperature, config.sampler.oldLogprobs === 'learner')
+        : undefined;
+      if (recomputed) trajectories = recomputed.trajectories;
+      const shaped = shapeBatch(trajectories, algorithm);
       const results = await learn(config, policy, reference, trajectories, shaped, step);
+      const syncSeconds = await sampler.sync();
       const trainSeconds = (performance.now() - trainStarted) / 1000;
 
       const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds });
+      if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
-        const success = await evaluate(config, source, policy, hooks.signal);
+        const success = await evaluate(config, source, sampler.policy, hooks.signal);
         evals.push({ step, success });
         emit({ type: 'eval', step, success });
         metrics.eval = { success, seconds: (performance.now() - evalStarted) / 1000 };
@@ -191,6 +204,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
     stoppedEarly = true;
   } finally {
+    await sampler?.close();
     policy.dispose();
     reference?.dispose();
   }
@@ -262,7 +276,7 @@ function rolloutItems(config: TrainConfig, source: TaskSource, refs: readonly Ta
 async function collect(
   config: TrainConfig,
   source: TaskSource,
-  policy: NativePolicy,
+  sampler: Sampler,
   step: number,
   signal: AbortSignal | undefined,
   onProgress: (progress: RolloutProgress) => void,
@@ -277,7 +291,7 @@ async function collect(
   for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
     rounds++;
     const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
-    const batch = await runRollouts(items, policy, options, { signal, weightVersion: policy.step, onProgress });
+    const batch = await runRollouts(items, sampler.policy, options, { signal, weightVersion: sampler.version(), onProgress });
     if (!dynamic) return { trajectories: batch, rounds };
     const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
     const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
@@ -323,7 +337,7 @@ async function learn(
 }
 
 /** Greedy success on the eval tasks (each run eval.samples times). */
-async function evaluate(config: TrainConfig, source: TaskSource, policy: NativePolicy, signal: AbortSignal | undefined): Promise<number> {
+async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined): Promise<number> {
   const agent = agentOptions(config, source, { temperature: config.eval.temperature });
   const items = rolloutItems(config, source, source.evaluation, 0, 0xe7a1, config.eval.samples);
   const trajectories = await runRollouts(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) });

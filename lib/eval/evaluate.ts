@@ -1,0 +1,170 @@
+/**
+ * Evaluating a policy: every task `runs` times through the agent loop, then Pass@1 as the mean
+ * over runs of each run's solve rate, ± its standard error, pass@k with the unbiased estimator,
+ * per-task results, termination reasons, mean turns and tokens; written as report.json, a
+ * markdown table and (SWE tasks) SWE-bench predictions JSONL, one file per run.
+ */
+import path from 'node:path';
+
+import { runRollouts, type RolloutItem } from '../agent/rollout.js';
+import type { AgentLoopOptions } from '../agent/agent-loop.js';
+import type { AgentPolicy } from '../agent/policy.js';
+import type { Trajectory } from '../agent/trajectory.js';
+import type { Env } from '../env/env.js';
+import type { Task } from '../env/tasks/task.js';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
+import { meanAndSem, passAtK } from './metrics.js';
+
+export interface EvalTask {
+  id: string;
+  task?: Task;
+  makeEnv: () => Env | Promise<Env>;
+}
+
+export interface EvalOptions {
+  runs: number;
+  /** pass@k for each k (<= runs); default 1 and runs. */
+  ks?: number[];
+  agent: AgentLoopOptions;
+  /** Episodes in flight. */
+  concurrency: number;
+  /** Extra attempts of an episode whose sandbox failed. */
+  retries: number;
+  /** The model_name_or_path of the predictions. */
+  modelName: string;
+  seed: number;
+  signal?: AbortSignal;
+  onEpisode?: (done: number, total: number) => void;
+}
+
+export interface TaskResult {
+  id: string;
+  runs: number;
+  solved: number;
+  /** Reward of each run, in run order. */
+  rewards: number[];
+  terminations: Record<string, number>;
+  meanTurns: number;
+  meanResponseTokens: number;
+}
+
+export interface EvalReport {
+  model: string;
+  tasks: number;
+  runs: number;
+  passAt1: { mean: number; sem: number; perRun: number[] };
+  passAtK: Record<string, number>;
+  terminations: Record<string, number>;
+  meanTurns: number;
+  meanResponseTokens: number;
+  /** Trajectories that ended in an error (an infrastructure fault after its retries). */
+  errors: number;
+  perTask: TaskResult[];
+  seconds: number;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+function count(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+/** The report of trajectories[run][task] (reward > 0 is solved). */
+export function evalReport(model: string, taskIds: readonly string[], byRun: readonly (readonly Trajectory[])[], ks: readonly number[], seconds: number): EvalReport {
+  const runs = byRun.length;
+  const perTask: TaskResult[] = taskIds.map((id, i) => {
+    const mine = byRun.map((run) => run[i]!);
+    return {
+      id,
+      runs,
+      solved: mine.filter((t) => t.reward > 0).length,
+      rewards: mine.map((t) => t.reward),
+      terminations: count(mine.map((t) => t.termination)),
+      meanTurns: mean(mine.map((t) => t.turns.length)),
+      meanResponseTokens: mean(mine.map((t) => t.responseTokens)),
+    };
+  });
+  const all = byRun.flat();
+  const perRun = byRun.map((run) => mean(run.map((t) => (t.reward > 0 ? 1 : 0))));
+  return {
+    model,
+    tasks: taskIds.length,
+    runs,
+    passAt1: { ...meanAndSem(perRun), perRun },
+    passAtK: Object.fromEntries(ks.map((k) => [`pass@${k}`, mean(perTask.map((r) => passAtK(runs, r.solved, k)))])),
+    terminations: count(all.map((t) => t.termination)),
+    meanTurns: mean(all.map((t) => t.turns.length)),
+    meanResponseTokens: mean(all.map((t) => t.responseTokens)),
+    errors: all.filter((t) => t.termination === 'error').length,
+    perTask,
+    seconds,
+  };
+}
+
+export function reportMarkdown(r: EvalReport): string {
+  const pct = (x: number) => (100 * x).toFixed(1);
+  const lines = [
+    `# Evaluation of ${r.model}`,
+    '',
+    `${r.tasks} tasks x ${r.runs} run(s), ${r.seconds.toFixed(1)} s.`,
+    '',
+    '| metric | value |',
+    '|---|---|',
+    `| Pass@1 (mean ± SEM over runs) | ${pct(r.passAt1.mean)}% ± ${pct(r.passAt1.sem)} |`,
+    ...Object.entries(r.passAtK).map(([k, v]) => `| ${k} | ${pct(v)}% |`),
+    `| mean turns | ${r.meanTurns.toFixed(2)} |`,
+    `| mean response tokens | ${r.meanResponseTokens.toFixed(0)} |`,
+    `| terminations | ${Object.entries(r.terminations).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
+    '',
+    '| task | solved | rewards | terminations | mean turns | mean tokens |',
+    '|---|---|---|---|---|---|',
+    ...r.perTask.map((t) => `| ${t.id} | ${t.solved}/${t.runs} | ${t.rewards.join(' ')} | ${Object.entries(t.terminations).map(([k, v]) => `${k} ${v}`).join(', ')} | ${t.meanTurns.toFixed(1)} | ${t.meanResponseTokens.toFixed(0)} |`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** SWE-bench's predictions file: one JSON line per task with the graded patch of that run. */
+export function predictionsJsonl(model: string, run: readonly Trajectory[]): string {
+  return run.map((t) => JSON.stringify({ instance_id: t.taskId, model_name_or_path: model, model_patch: t.patch ?? '' })).join('\n') + '\n';
+}
+
+/** Runs every task `runs` times; episodes of all runs share the concurrency bound. */
+export async function evaluatePolicy(policy: AgentPolicy, tasks: readonly EvalTask[], options: EvalOptions): Promise<{ report: EvalReport; byRun: Trajectory[][] }> {
+  const started = performance.now();
+  const items: RolloutItem[] = [];
+  for (let run = 0; run < options.runs; run++) {
+    tasks.forEach((task, i) =>
+      items.push({ taskId: task.id, ...(task.task ? { task: task.task } : {}), group: i, sample: run, seed: (options.seed + 7919 * run + i) * 1024, makeEnv: task.makeEnv }),
+    );
+  }
+  const trajectories = await runRollouts(items, policy, { concurrency: options.concurrency, generationConcurrency: 0, retries: options.retries, agent: options.agent }, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onEpisode ? { onProgress: (p) => options.onEpisode!(p.done, p.total) } : {}),
+  });
+  const byRun: Trajectory[][] = Array.from({ length: options.runs }, () => new Array<Trajectory>(tasks.length));
+  for (const t of trajectories) byRun[t.sample]![t.group] = t;
+  const ks = options.ks ?? [...new Set([1, options.runs])];
+  const report = evalReport(options.modelName, tasks.map((t) => t.id), byRun, ks, (performance.now() - started) / 1000);
+  return { report, byRun };
+}
+
+/** report.json, report.md, and for SWE tasks predictions.jsonl (run 0) and predictions-run-N.jsonl. */
+export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: readonly Trajectory[][]): Promise<string[]> {
+  const written = [path.join(dir, 'report.json'), path.join(dir, 'report.md')];
+  await writeJsonAtomic(written[0]!, report);
+  await writeFileAtomic(written[1]!, reportMarkdown(report));
+  if (byRun.some((run) => run.some((t) => t.patch !== undefined))) {
+    for (const [r, run] of byRun.entries()) {
+      const file = path.join(dir, `predictions-run-${r}.jsonl`);
+      await writeFileAtomic(file, predictionsJsonl(report.model, run));
+      written.push(file);
+    }
+    const main = path.join(dir, 'predictions.jsonl');
+    await writeFileAtomic(main, predictionsJsonl(report.model, byRun[0]!));
+    written.push(main);
+  }
+  return written;
+}

@@ -1,0 +1,125 @@
+/**
+ * Who samples a training run's rollouts (config.sampler). 'native': the learner itself.
+ * 'remote': inference servers behind a RemotePolicy (vLLM, SGLang, or swerl serve servers this
+ * run launches on loopback), which load the learner's weights after every step: the learner
+ * writes them under syncDir (model files only) and each server is told to load them
+ * (POST /update_weights_from_disk). Trajectories record the learner step whose weights
+ * sampled them.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import type { AgentPolicy } from '../agent/policy.js';
+import type { Trajectory } from '../agent/trajectory.js';
+import { NativePolicy } from '../policy/native-policy.js';
+import { RemotePolicy } from '../policy/remote-policy.js';
+import { startServer, type RunningServer } from '../serve/server.js';
+import type { TrainConfig } from './config.js';
+
+export interface Sampler {
+  readonly policy: AgentPolicy;
+  readonly remote: boolean;
+  /** The learner's optimizer step whose weights sample now. */
+  version(): number;
+  /** Hands the learner's current weights to the servers; resolves with the seconds it took. */
+  sync(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function openSampler(config: TrainConfig, learner: NativePolicy): Promise<Sampler> {
+  const s = config.sampler;
+  if (s.kind === 'native') {
+    return { policy: learner, remote: false, version: () => learner.step, sync: async () => 0, close: async () => undefined };
+  }
+  const syncDir = s.syncDir!;
+  let synced = -1;
+  let current: string | undefined;
+  const write = async (): Promise<string> => {
+    const dir = path.join(syncDir, `step-${learner.step}`);
+    if (dir !== current) await learner.save(dir, { optimizer: false });
+    return dir;
+  };
+  const prune = async (keep: string) => {
+    for (const name of await fs.readdir(syncDir).catch(() => [] as string[]))
+      if (path.join(syncDir, name) !== keep) await fs.rm(path.join(syncDir, name), { recursive: true, force: true });
+  };
+
+  // Launched servers start from the learner's weights; external ones are told to load them.
+  const launched: { server: RunningServer; policy: NativePolicy }[] = [];
+  const first = await write();
+  try {
+    for (let i = 0; i < s.launch; i++) {
+      const policy = await NativePolicy.load(first, { device: config.model.device, seed: config.run.seed + 1 + i, maxBatchSize: config.model.maxBatchSize });
+      launched.push({ policy, server: await startServer(policy, { port: 0, modelName: 'swerl-sampler' }) });
+    }
+    const remote = await RemotePolicy.connect(learner.tokenizer, {
+      servers: s.launch > 0 ? launched.map((l) => l.server.url) : s.servers,
+      protocol: s.protocol,
+      ...(s.model ? { model: s.model } : {}),
+      routing: s.routing,
+      weightUpdatePath: s.weightUpdatePath,
+      timeoutMs: s.requestTimeoutMs,
+    });
+    if (s.launch === 0) await remote.updateWeights(first);
+    current = first;
+    synced = learner.step;
+    await prune(first);
+    return {
+      policy: remote,
+      remote: true,
+      version: () => synced,
+      sync: async () => {
+        const started = performance.now();
+        const dir = await write();
+        await remote.updateWeights(dir);
+        current = dir;
+        synced = learner.step;
+        await prune(dir);
+        return (performance.now() - started) / 1000;
+      },
+      close: async () => {
+        for (const l of launched) {
+          await l.server.close();
+          l.policy.dispose();
+        }
+      },
+    };
+  } catch (error) {
+    for (const l of launched) {
+      await l.server.close();
+      l.policy.dispose();
+    }
+    throw error;
+  }
+}
+
+export interface SamplerGap {
+  /** Mean and max over sampled tokens of |sampler logprob - learner logprob|. */
+  mean: number;
+  max: number;
+  tokens: number;
+}
+
+/**
+ * The learner's logprobs of every sampled token, the gap to the sampler's, and (replace) the
+ * trajectories with the learner's logprobs in place of the sampler's.
+ */
+export async function learnerLogprobs(learner: NativePolicy, trajectories: Trajectory[], temperature: number, replace: boolean): Promise<{ trajectories: Trajectory[]; gap: SamplerGap }> {
+  if (trajectories.length === 0) return { trajectories, gap: { mean: 0, max: 0, tokens: 0 } };
+  const recomputed = await learner.logprobs(trajectories.map((t) => t.tokens), { temperature });
+  let sum = 0, max = 0, tokens = 0;
+  const out = trajectories.map((t, k) => {
+    const mine = recomputed[k]!;
+    const logprobs = replace ? new Float32Array(t.logprobs) : t.logprobs;
+    t.mask.forEach((m, i) => {
+      if (!m) return;
+      const d = Math.abs(t.logprobs[i]! - mine[i]!);
+      sum += d;
+      max = Math.max(max, d);
+      tokens += 1;
+      if (replace) logprobs[i] = mine[i]!;
+    });
+    return replace ? { ...t, logprobs } : t;
+  });
+  return { trajectories: out, gap: { mean: tokens ? sum / tokens : 0, max, tokens } };
+}

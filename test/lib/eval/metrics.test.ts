@@ -1,0 +1,64 @@
+// pass@k, Pass@1 ± SEM and the report against values computed by hand.
+import t from 'tap';
+
+import type { Trajectory } from '../../../lib/agent/trajectory.js';
+import { evalReport, predictionsJsonl, reportMarkdown } from '../../../lib/eval/evaluate.js';
+import { meanAndSem, passAtK } from '../../../lib/eval/metrics.js';
+
+t.test('pass@k: the unbiased estimator', async (t) => {
+  const cases: [number, number, number, number][] = [
+    // n, c, k, expected (1 - C(n-c, k) / C(n, k), by hand)
+    [5, 2, 1, 2 / 5],
+    [5, 2, 2, 1 - 3 / 10],
+    [5, 2, 3, 1 - 1 / 10],
+    [5, 2, 4, 1],
+    [5, 0, 3, 0],
+    [5, 5, 1, 1],
+    [10, 3, 5, 1 - 21 / 252],
+    [16, 1, 1, 1 / 16],
+    [16, 1, 8, 1 - 6435 / 12870],
+  ];
+  for (const [n, c, k, expected] of cases) t.ok(Math.abs(passAtK(n, c, k) - expected) < 1e-12, `pass@${k} with ${c}/${n} = ${expected}`);
+  t.throws(() => passAtK(3, 1, 4), /1 <= k <= n/);
+  t.throws(() => passAtK(3, 4, 1), /0 <= c <= n/);
+});
+
+t.test('mean and standard error', async (t) => {
+  const { mean, sem } = meanAndSem([1 / 3, 2 / 3, 1 / 3, 0]);
+  t.ok(Math.abs(mean - 1 / 3) < 1e-15);
+  t.ok(Math.abs(sem - Math.sqrt(1 / 54)) < 1e-15, 'sqrt(var / n) with the n - 1 variance');
+  t.same(meanAndSem([0.5]), { mean: 0.5, sem: 0 });
+});
+
+function trajectory(taskId: string, reward: number, termination: Trajectory['termination'] = 'submitted', turns = 2): Trajectory {
+  return {
+    taskId, group: 0, sample: 0, tokens: new Int32Array(0), mask: new Uint8Array(0), logprobs: new Float32Array(0), promptTokens: 10, responseTokens: 100 * turns,
+    turns: Array.from({ length: turns }, () => ({ contextTokens: 0, responseTokens: 100, finishReason: 'stop' as const, response: '', observation: '', observationTokens: 0, generateMs: 0, stepMs: 0 })),
+    termination, reward, rewardReason: '', attempts: 1, weightVersion: 0, patch: reward ? `patch of ${taskId}` : '', timings: { totalMs: 0, generateMs: 0, envMs: 0, rewardMs: 0 },
+  };
+}
+
+t.test('the report: Pass@1 over runs, pass@k over tasks, per task', async (t) => {
+  const rewards = [
+    [1, 0, 0],
+    [1, 1, 0],
+    [1, 0, 0],
+    [0, 0, 0],
+  ];
+  const byRun = rewards.map((run) => run.map((r, i) => trajectory(`task-${i}`, r, r ? 'submitted' : i === 2 ? 'max_steps' : 'submitted')));
+  const report = evalReport('m', ['task-0', 'task-1', 'task-2'], byRun, [1, 2, 4], 1.5);
+  t.same(report.passAt1.perRun, [1 / 3, 2 / 3, 1 / 3, 0]);
+  t.ok(Math.abs(report.passAt1.mean - 1 / 3) < 1e-15);
+  t.ok(Math.abs(report.passAt1.sem - Math.sqrt(1 / 54)) < 1e-15);
+  t.ok(Math.abs(report.passAtK['pass@1']! - 1 / 3) < 1e-15, 'pass@1 = the mean solve rate');
+  t.ok(Math.abs(report.passAtK['pass@2']! - (1 + 0.5 + 0) / 3) < 1e-15, 'pass@2: task-0 3/4 -> 1, task-1 1/4 -> 1/2, task-2 -> 0');
+  t.ok(Math.abs(report.passAtK['pass@4']! - 2 / 3) < 1e-15);
+  t.same(report.perTask.map((r) => [r.id, r.solved, r.rewards]), [['task-0', 3, [1, 1, 1, 0]], ['task-1', 1, [0, 1, 0, 0]], ['task-2', 0, [0, 0, 0, 0]]]);
+  t.same(report.terminations, { submitted: 8, max_steps: 4 });
+  t.same(report.perTask[2]!.terminations, { max_steps: 4 });
+  t.equal(report.meanTurns, 2);
+  t.equal(report.meanResponseTokens, 200);
+  t.match(reportMarkdown(report), /\| Pass@1 \(mean ± SEM over runs\) \| 33\.3% ± 13\.6 \|/);
+  const lines = predictionsJsonl('m', byRun[1]!).trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines[1], { instance_id: 'task-1', model_name_or_path: 'm', model_patch: 'patch of task-1' });
+});
