@@ -52,6 +52,10 @@ export type { NativePolicyLoadOptions, NativePolicyOptions, OptimizerOptions, Sa
 export { presetConfig, resolveModelConfig, parameterCount, MODEL_PRESETS, type HfModelConfig, type ModelPreset } from './policy/model-config.js';
 export { learningRate, type LrSchedule } from './policy/schedule.js';
 export { ByteTokenizer, loadTokenizer, type Tokenizer } from './policy/tokenizer.js';
+export { RemotePolicy, type RemotePolicyOptions } from './policy/remote-policy.js';
+export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
+export { evaluatePolicy, evalReport, reportMarkdown, predictionsJsonl, writeEvalOutputs, type EvalOptions, type EvalReport, type EvalTask, type TaskResult } from './eval/evaluate.js';
+export { passAtK, meanAndSem } from './eval/metrics.js';
 export {
   renderChat,
   ChatRenderer,
@@ -62,7 +66,7 @@ export {
 } from './policy/chat-template.js';
 
 export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
-export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig } from './train/config.js';
+export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';
 export { ALGORITHM_PRESETS, PRESETS as ALGORITHM_PRESET_FIELDS, type AlgorithmConfig, type AlgorithmPreset } from './train/algorithms.js';
 export type { TrainEvent } from './train/progress.js';
 export { trainingCharts, renderChartsSvg, asciiChart, type Chart, type Series } from './train/plots.js';

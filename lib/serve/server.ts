@@ -110,7 +110,9 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       topK: topK < 0 ? 0 : topK,
       seed: body.seed === undefined || body.seed === null ? undefined : optionalInteger(body, 'seed', 0, 0),
       stop: stopStrings(body),
-      stopTokens: body.stop_token_ids === undefined || body.stop_token_ids === null ? undefined : tokenIds(body.stop_token_ids, 'stop_token_ids'),
+      // vLLM's ignore_eos: sample max_tokens whatever comes (benchmarks).
+      stopTokens: body.stop_token_ids !== undefined && body.stop_token_ids !== null ? tokenIds(body.stop_token_ids, 'stop_token_ids')
+        : optionalBoolean(body, 'ignore_eos', false) ? [] : undefined,
       n: optionalInteger(body, 'n', 1, 1),
     };
   }
@@ -125,6 +127,9 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     const stopper = new AbortController();
     const onAbort = () => stopper.abort();
     signal.addEventListener('abort', onAbort, { once: true });
+    // Text is decoded token by token only when someone reads it as it comes (a stream, stop
+    // strings); otherwise once at the end.
+    const incremental = listener !== undefined || s.stop.length > 0;
     const streamer = new TextStreamer(policy.tokenizer, s.stop);
     try {
       const g = await policy.generate({
@@ -136,13 +141,18 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
         ...(s.seed !== undefined ? { seed: s.seed + index } : {}),
         ...(s.stopTokens ? { stopTokens: s.stopTokens } : {}),
         signal: stopper.signal,
-        onToken: (token, logprob) => {
-          const delta = streamer.push(token, logprob);
-          if (streamer.stopped) stopper.abort();
-          if (listener && (delta.text || delta.tokens.length)) listener(delta);
-        },
+        ...(incremental
+          ? {
+              onToken: (token: number, logprob: number) => {
+                const delta = streamer.push(token, logprob);
+                if (streamer.stopped) stopper.abort();
+                if (listener && (delta.text || delta.tokens.length)) listener(delta);
+              },
+            }
+          : {}),
       });
       if (g.finishReason === 'cancelled' && !streamer.stopped) throw new HttpError(499, 'the client closed the request');
+      if (!incremental) g.tokens.forEach((token, i) => streamer.push(token, g.logprobs[i]!));
       const rest = streamer.finish();
       if (listener && (rest.text || rest.tokens.length)) listener(rest);
       return {
