@@ -1,26 +1,14 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import t, { type Test } from 'tap';
 
-import { typescriptExecArgv } from '../support/child-process.js';
+import { ROOT, runSwerl } from '../support/child-process.js';
 import { dockerSkipped, startPodmanService } from '../support/podman.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'lib/cli.ts');
 const SWE_MINI = path.join(ROOT, 'tasks/swe-mini');
 
-function swerl(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, [...typescriptExecArgv(), CLI, ...args], { env: { ...inherited, ...env }, cwd: ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const swerl = runSwerl;
 
 async function taskIds(): Promise<string[]> {
   const { loadTasks } = await import('../../lib/env/tasks/load.js');

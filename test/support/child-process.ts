@@ -1,14 +1,30 @@
 /** Running a TypeScript helper script as a child process, the way tap runs tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root and the CLI's source, as tests run it. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = path.join(ROOT, 'lib/cli.ts');
 
 /** Node's flags for TypeScript under tap (its loader), without tap's coverage hooks. */
 export function typescriptExecArgv(): string[] {
   return process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
 }
 
-export function spawnTs(script: string, env: Record<string, string>): ChildProcess {
+export function spawnTs(script: string, env: Record<string, string>, args: string[] = []): ChildProcess {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  return spawn(process.execPath, [...typescriptExecArgv(), script], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...typescriptExecArgv(), script, ...args], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+}
+
+/** Runs `swerl args…` (lib/cli.ts) to its end from the repository root. */
+export function runSwerl(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnTs(CLI, env, args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 /** Resolves with the first stdout line matching `pattern`; rejects if the child exits first. */

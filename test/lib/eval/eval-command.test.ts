@@ -1,27 +1,14 @@
 // swerl eval end to end on swe-mini in bwrap sandboxes: the oracle (gold patch) scores
 // Pass@1 = 1 over two runs, the no-op 0; report.json, report.md and SWE-bench predictions.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import t from 'tap';
 
-import { typescriptExecArgv } from '../../support/child-process.js';
+import { ROOT, runSwerl } from '../../support/child-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const CLI = path.join(ROOT, 'lib/cli.ts');
 const SWE_MINI = path.join(ROOT, 'tasks/swe-mini');
-
-function swerl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { NODE_OPTIONS: _ignored, ...env } = process.env;
-  const child = spawn(process.execPath, [...typescriptExecArgv(), CLI, ...args], { env, cwd: ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const swerl = runSwerl;
 
 t.test('oracle: Pass@1 = 1 over 2 runs, predictions carry the gold patches', async (t) => {
   const out = path.join(t.testdir(), 'oracle');

@@ -238,3 +238,28 @@ t.test('a client that goes away frees its place in the batch', async (t) => {
   for (let i = 0; i < 400 && policy.load.running > 0; i++) await new Promise((r) => setTimeout(r, 5));
   t.equal(policy.load.running, 0, 'the generation was cancelled');
 });
+
+t.test('RemotePolicy routing over two servers: round-robin alternates, least-loaded spreads', async (t) => {
+  const policies = await Promise.all([11, 12].map((seed) => NativePolicy.load(TINY, { seed })));
+  const servers = await Promise.all(policies.map((p) => startServer(p, { port: 0 })));
+  t.teardown(async () => {
+    for (const s of servers) await s.close();
+    for (const p of policies) p.dispose();
+  });
+  // The same seeded request: same-sized random models may agree on tokens, never on logprobs.
+  const request = { prompt: [7, 8, 9], maxTokens: 30, temperature: 1, seed: 5 };
+  const answer = (g: { tokens: Int32Array; logprobs: Float32Array }) => [Array.from(g.tokens), Array.from(g.logprobs)];
+  const own = await Promise.all(policies.map(async (p) => answer(await p.generate(request))));
+  t.notSame(own[0], own[1], 'the two servers hold different weights');
+
+  const roundRobin = await RemotePolicy.connect(policy.tokenizer, { servers: servers.map((s) => s.url), routing: 'round-robin' });
+  const answers: number[][][] = [];
+  for (let i = 0; i < 4; i++) answers.push(answer(await roundRobin.generate(request)));
+  t.same(answers, [own[0], own[1], own[0], own[1]], 'requests alternate between the servers');
+
+  const leastLoaded = await RemotePolicy.connect(policy.tokenizer, { servers: servers.map((s) => s.url) });
+  const running = Promise.all(Array.from({ length: 6 }, () => leastLoaded.generate({ prompt: [7, 8, 9], maxTokens: 300, temperature: 1 })));
+  t.same(leastLoaded.load.map((s) => s.inFlight), [3, 3], 'six requests in flight: three on each server');
+  await running;
+  t.same(leastLoaded.load.map((s) => s.inFlight), [0, 0]);
+});
