@@ -40,6 +40,11 @@ export interface RemotePolicyOptions {
   apiKey?: string;
   /** Where updateWeights() posts {model_path}. Default '/update_weights_from_disk'. */
   weightUpdatePath: string;
+  /**
+   * Further attempts of a generation whose server could not be reached or answered 5xx, each
+   * on the next server. Default 2. Requests the server refused (4xx) are never retried.
+   */
+  retries: number;
 }
 
 const parseOptions = optionsParser<RemotePolicyOptions>({
@@ -55,8 +60,16 @@ const parseOptions = optionsParser<RemotePolicyOptions>({
     timeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
     apiKey: { type: 'string' },
     weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
+    retries: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
   },
 });
+
+/** A failure worth another attempt elsewhere: no answer, or the server's own fault. */
+class TransientRemoteError extends SwerlError {
+  constructor(message: string) {
+    super('ERR_SWERL_REMOTE', message);
+  }
+}
 
 interface Server {
   url: string;
@@ -112,53 +125,61 @@ export class RemotePolicy implements AgentPolicy {
   }
 
   async generate(request: SamplingRequest): Promise<Generation> {
-    const { prompt, maxTokens, temperature } = request;
+    const { prompt, maxTokens } = request;
     const topK = request.topK ?? 0, topP = request.topP ?? 1;
     if (!this.options.allowTruncatedSampling && (topK > 0 || topP < 1))
       throw invalidArg('request.topK/topP', `is ${topK}/${topP}: remote sampling is pure temperature`, 'leave them off, or set allowTruncatedSampling (the logprobs then no longer match the learner\'s)');
     if (maxTokens === 0) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'length' };
     const ids = Array.from(prompt);
-    const server = this.pick();
-    const stop = [...this.tokenizer.eosTokenIds];
-    try {
-      if (this.options.protocol === 'sglang') {
-        const body = {
-          input_ids: ids,
-          sampling_params: {
-            max_new_tokens: maxTokens,
-            temperature,
-            top_p: topP,
-            top_k: topK > 0 ? topK : -1,
-            stop_token_ids: stop,
-            skip_special_tokens: false,
-            no_stop_trim: true,
-            ...(request.seed !== undefined ? { sampling_seed: request.seed } : {}),
-          },
-          return_logprob: true,
-        };
-        const out = (await this.request(server, 'POST', '/generate', body, this.options.timeoutMs, request.signal)) as SglangResponse;
-        return sglangGeneration(out, server.url);
+    for (let attempt = 0; ; attempt++) {
+      const server = this.pick(attempt);
+      try {
+        return await this.generateOn(server, ids, request, topK, topP);
+      } catch (error) {
+        if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
+        if (!(error instanceof TransientRemoteError) || attempt >= this.options.retries) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
       }
-      const body = {
-        model: this.model,
-        prompt: ids,
-        max_tokens: maxTokens,
-        temperature,
-        top_p: topP,
-        top_k: topK > 0 ? topK : -1,
-        logprobs: 0,
-        stop_token_ids: stop,
-        skip_special_tokens: false,
-        return_token_ids: true,
-        return_tokens_as_token_ids: true,
-        ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      };
-      const out = (await this.request(server, 'POST', '/v1/completions', body, this.options.timeoutMs, request.signal)) as CompletionResponse;
-      return completionGeneration(out, server.url);
-    } catch (error) {
-      if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
-      throw error;
     }
+  }
+
+  private async generateOn(server: Server, ids: number[], request: SamplingRequest, topK: number, topP: number): Promise<Generation> {
+    const { maxTokens, temperature } = request;
+    const stop = [...this.tokenizer.eosTokenIds];
+    if (this.options.protocol === 'sglang') {
+      const body = {
+        input_ids: ids,
+        sampling_params: {
+          max_new_tokens: maxTokens,
+          temperature,
+          top_p: topP,
+          top_k: topK > 0 ? topK : -1,
+          stop_token_ids: stop,
+          skip_special_tokens: false,
+          no_stop_trim: true,
+          ...(request.seed !== undefined ? { sampling_seed: request.seed } : {}),
+        },
+        return_logprob: true,
+      };
+      const out = (await this.request(server, 'POST', '/generate', body, this.options.timeoutMs, request.signal)) as SglangResponse;
+      return sglangGeneration(out, server.url);
+    }
+    const body = {
+      model: this.model,
+      prompt: ids,
+      max_tokens: maxTokens,
+      temperature,
+      top_p: topP,
+      top_k: topK > 0 ? topK : -1,
+      logprobs: 0,
+      stop_token_ids: stop,
+      skip_special_tokens: false,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    };
+    const out = (await this.request(server, 'POST', '/v1/completions', body, this.options.timeoutMs, request.signal)) as CompletionResponse;
+    return completionGeneration(out, server.url);
   }
 
   /**
@@ -175,8 +196,9 @@ export class RemotePolicy implements AgentPolicy {
     return ++this.#weightVersion;
   }
 
-  private pick(): Server {
-    if (this.options.routing === 'round-robin') return this.servers[this.next++ % this.servers.length]!;
+  /** The server for a request's attempt; a retry moves on to another server. */
+  private pick(attempt: number): Server {
+    if (this.options.routing === 'round-robin' || attempt > 0) return this.servers[this.next++ % this.servers.length]!;
     let best = this.servers[0]!;
     for (const s of this.servers) if (s.inFlight < best.inFlight) best = s;
     return best;
@@ -197,7 +219,7 @@ export class RemotePolicy implements AgentPolicy {
       text = await response.text();
     } catch (error) {
       const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
-      throw new SwerlError('ERR_SWERL_REMOTE', `${method} ${server.url}${path} failed: ${cause}`);
+      throw new TransientRemoteError(`${method} ${server.url}${path} failed: ${cause}`);
     } finally {
       server.inFlight -= 1;
     }
@@ -209,7 +231,8 @@ export class RemotePolicy implements AgentPolicy {
     }
     if (!response.ok) {
       const message = (json as { error?: { message?: string }; message?: string } | undefined)?.error?.message ?? (json as { message?: string } | undefined)?.message ?? text.slice(0, 300);
-      throw new SwerlError('ERR_SWERL_REMOTE', `${method} ${server.url}${path} answered ${response.status}: ${message}`);
+      const what = `${method} ${server.url}${path} answered ${response.status}: ${message}`;
+      throw response.status >= 500 ? new TransientRemoteError(what) : new SwerlError('ERR_SWERL_REMOTE', what);
     }
     if (json === undefined) throw new SwerlError('ERR_SWERL_REMOTE', `${method} ${server.url}${path} answered with something that is not JSON: ${text.slice(0, 200)}`);
     return json;

@@ -189,7 +189,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     return 0;
   }
 
-  async function completions(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async function completions(res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     checkModel(body);
     if (optionalBoolean(body, 'echo', false)) throw badRequest('echo', 'is not supported');
     const s = sampling(body, 'max_tokens', 16);
@@ -298,7 +298,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     };
   }
 
-  async function chatCompletions(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async function chatCompletions(res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     checkModel(body);
     const maxField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
     const s = sampling(body, maxField, Math.min(4096, Number.isFinite(maxContext) ? maxContext : 4096));
@@ -399,9 +399,9 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       case 'GET /v1/models':
         return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'swerl', max_model_len: Number.isFinite(maxContext) ? maxContext : null }] });
       case 'POST /v1/completions':
-        return completions(req, res, await readJson(req, maxBody), signal);
+        return completions(res, await readJson(req, maxBody), signal);
       case 'POST /v1/chat/completions':
-        return chatCompletions(req, res, await readJson(req, maxBody), signal);
+        return chatCompletions(res, await readJson(req, maxBody), signal);
       case 'POST /generate':
         return sglangGenerate(res, await readJson(req, maxBody), signal);
       case 'POST /update_weights_from_disk':

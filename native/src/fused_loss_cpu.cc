@@ -126,9 +126,9 @@ struct CpuBackend {
   void logit_grad_tile(float* scores, int64_t rows, int64_t cols, const int32_t* ids, int64_t v0,
                        const int64_t* targets, const BackwardIO& io, void* grad_logits, Dtype d) {
     const at::Tensor index = at::from_blob(const_cast<int32_t*>(ids), {rows}, at::kInt).to(at::kLong);
+    const int64_t span = index.max().item<int64_t>() + 1;  // the per-token arrays this tile reads
     const auto per_row = [&](const float* values) {
-      return at::from_blob(const_cast<float*>(values), {index.max().item<int64_t>() + 1}, at::kFloat)
-          .index_select(0, index).unsqueeze(1);
+      return at::from_blob(const_cast<float*>(values), {span}, at::kFloat).index_select(0, index).unsqueeze(1);
     };
     const at::Tensor lse = per_row(io.lse), coef = per_row(io.logit_coef);
     at::Tensor g = at::from_blob(scores, {rows, cols}, at::kFloat);

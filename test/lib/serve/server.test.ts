@@ -262,4 +262,13 @@ t.test('RemotePolicy routing over two servers: round-robin alternates, least-loa
   t.same(leastLoaded.load.map((s) => s.inFlight), [3, 3], 'six requests in flight: three on each server');
   await running;
   t.same(leastLoaded.load.map((s) => s.inFlight), [0, 0]);
+
+  // A server that dies: its request is retried on the other one.
+  await servers[1]!.close();
+  const survivor = [];
+  for (let i = 0; i < 3; i++) survivor.push(answer(await roundRobin.generate(request)));
+  t.same(survivor, [own[0], own[0], own[0]], 'every request is answered by the live server');
+  const none = await RemotePolicy.connect(policy.tokenizer, { servers: [servers[0]!.url], retries: 1 });
+  await servers[0]!.close();
+  await t.rejects(none.generate(request), { code: 'ERR_SWERL_REMOTE', message: /failed/ }, 'no live server: the error after the retries');
 });
