@@ -48,13 +48,26 @@ fused::Problem problem_of(const at::Tensor& hidden, const at::Tensor& weight,
 
 at::Tensor on(const at::Tensor& t, const at::Device& device) { return t.to(device).contiguous(); }
 
+// The caller's buffer, checked, or a new one.
+at::Tensor buffer(const at::Tensor& given, at::IntArrayRef shape, const at::TensorOptions& options,
+                  const char* name) {
+  if (!given.defined()) return at::empty(shape, options);
+  if (given.sizes() != shape || given.scalar_type() != options.dtype().toScalarType() ||
+      given.device() != options.device() || !given.is_contiguous())
+    throw_invalid(std::string("the ") + name + " buffer must be a contiguous " +
+                  c10::toString(options.dtype().toScalarType()) + " tensor of shape " +
+                  c10::str(shape) + " on " + options.device().str());
+  return given;
+}
+
 }  // namespace
 
 FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
                                                      const at::Tensor& weight_in,
                                                      const PolicyLossInputs& in,
                                                      const LossOptions& options,
-                                                     const FusedChunks& chunks) {
+                                                     const FusedChunks& chunks,
+                                                     const FusedForwardBuffers& buffers) {
   check_fused_operands(hidden_in, weight_in);
   const at::Tensor hidden = hidden_in.contiguous(), weight = weight_in.contiguous();
   check_policy_loss_inputs(in, hidden.size(0), weight.size(0), options);
@@ -63,13 +76,15 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
   const at::Tensor targets = on(in.targets, device), old = on(in.old_logprobs, device),
                    advantages = on(in.advantages, device), weights = on(in.weights, device);
   const at::Tensor ref = options.has_kl() ? on(in.ref_logprobs, device) : at::Tensor();
-  const auto per_token = [&] { return at::empty({hidden.size(0)}, hidden.options().dtype(at::kFloat)); };
+  const auto per_token = [&](const at::Tensor& given, const char* name) {
+    return buffer(given, {hidden.size(0)}, hidden.options().dtype(at::kFloat), name);
+  };
   FusedLinearForward out;
-  out.logprobs = per_token();
-  out.entropy = per_token();
-  out.lse = per_token();
-  out.logit_coef = per_token();
-  out.entropy_coef = per_token();
+  out.logprobs = per_token(buffers.logprobs, "logprobs");
+  out.entropy = per_token(buffers.entropy, "entropy");
+  out.lse = per_token(buffers.lse, "lse");
+  out.logit_coef = per_token(buffers.logit_coef, "logit_coef");
+  out.entropy_coef = per_token(buffers.entropy_coef, "entropy_coef");
   out.has_entropy_term = options.entropy_coef != 0.0;
 
   fused::ForwardIO io;
@@ -84,8 +99,15 @@ FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden_in,
   io.logit_coef = out.logit_coef.data_ptr<float>();
   io.entropy_coef = out.entropy_coef.data_ptr<float>();
   out.stats = stats_of(run_fused_forward(
-      device, problem_of(hidden, weight, targets, options.temperature, chunks), io));
+      device, problem_of(hidden, weight, targets, options.temperature, chunks), io, buffers.workspace));
   return out;
+}
+
+size_t fused_linear_workspace_bytes(const at::Tensor& hidden, const at::Tensor& weight,
+                                    const FusedChunks& chunks, bool backward) {
+  check_fused_operands(hidden, weight);
+  const at::Tensor no_targets = at::empty({0}, hidden.options().dtype(at::kLong));  // sizes only
+  return fused_workspace_bytes(hidden.device(), problem_of(hidden, weight, no_targets, 1.0, chunks), backward);
 }
 
 FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
@@ -94,7 +116,8 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
                                                     const FusedLinearForward& fwd,
                                                     double temperature,
                                                     const at::Tensor& grad_scale_in,
-                                                    const FusedChunks& chunks) {
+                                                    const FusedChunks& chunks,
+                                                    const FusedBackwardBuffers& buffers) {
   check_fused_operands(hidden_in, weight_in);
   const at::Tensor hidden = hidden_in.contiguous(), weight = weight_in.contiguous();
   const at::Device device = hidden.device();
@@ -108,7 +131,10 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
   const at::Tensor grad_scale =
       grad_scale_in.defined() ? on(grad_scale_in.reshape({1}).to(at::kFloat), device) : at::Tensor();
 
-  FusedLinearGrads out{at::empty_like(hidden), at::empty(weight.sizes(), weight.options().dtype(at::kFloat))};
+  if (buffers.accumulate_grad_weight && !buffers.grad_weight.defined())
+    throw_invalid("accumulate_grad_weight needs the grad_weight buffer to add into");
+  FusedLinearGrads out{buffer(buffers.grad_hidden, hidden.sizes(), hidden.options(), "grad_hidden"),
+                       buffer(buffers.grad_weight, weight.sizes(), weight.options().dtype(at::kFloat), "grad_weight")};
   fused::BackwardIO io;
   io.lse = fwd.lse.data_ptr<float>();
   io.entropy = fwd.entropy.data_ptr<float>();
@@ -118,7 +144,8 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden_in,
   io.grad_scale = grad_scale.defined() ? grad_scale.data_ptr<float>() : nullptr;
   io.grad_hidden = out.grad_hidden.data_ptr();
   io.grad_weight = out.grad_weight.data_ptr<float>();
-  run_fused_backward(device, problem_of(hidden, weight, targets, temperature, chunks), io);
+  io.accumulate_grad_weight = buffers.accumulate_grad_weight;
+  run_fused_backward(device, problem_of(hidden, weight, targets, temperature, chunks), io, buffers.workspace);
   return out;
 }
 

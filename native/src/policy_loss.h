@@ -52,13 +52,32 @@ struct FusedLinearForward {
   LossStats stats;
 };
 
+// Buffers a caller may supply (each one left undefined is allocated): to reuse memory, to
+// accumulate dW over micro-batches, or (swerl_kernel_check) to poison every output first.
+// Per-token outputs are float32 [T] and the workspace uint8 of at least
+// fused_linear_workspace_bytes, all on the operands' device.
+struct FusedForwardBuffers {
+  at::Tensor logprobs, entropy, lse, logit_coef, entropy_coef, workspace;
+};
+struct FusedBackwardBuffers {
+  at::Tensor grad_hidden;  // [T, H] in the operands' dtype
+  at::Tensor grad_weight;  // [V, H] float32
+  at::Tensor workspace;
+  bool accumulate_grad_weight = false;  // add dW into grad_weight instead of overwriting it
+};
+
 // hidden [T, H] and weight [V, H]: float32, bfloat16 or float16 (the same), on the CPU or a
 // CUDA device; inputs on the CPU (moved to the operands' device here).
 FusedLinearForward fused_linear_policy_loss_forward(const at::Tensor& hidden,
                                                      const at::Tensor& weight,
                                                      const PolicyLossInputs& inputs,
                                                      const LossOptions& options,
-                                                     const FusedChunks& chunks);
+                                                     const FusedChunks& chunks,
+                                                     const FusedForwardBuffers& buffers = {});
+
+// Bytes of workspace the forward (or backward) needs for these operands and tiles.
+size_t fused_linear_workspace_bytes(const at::Tensor& hidden, const at::Tensor& weight,
+                                    const FusedChunks& chunks, bool backward);
 
 struct FusedLinearGrads {
   at::Tensor grad_hidden;  // [T, H] in the operands' dtype
@@ -73,7 +92,8 @@ FusedLinearGrads fused_linear_policy_loss_backward(const at::Tensor& hidden,
                                                     const FusedLinearForward& forward,
                                                     double temperature,
                                                     const at::Tensor& grad_scale,
-                                                    const FusedChunks& chunks);
+                                                    const FusedChunks& chunks,
+                                                    const FusedBackwardBuffers& buffers = {});
 
 // Shape and dtype checks shared by both losses; throws swerl::Error naming the field.
 void check_policy_loss_inputs(const PolicyLossInputs& inputs, int64_t tokens, int64_t vocab,

@@ -170,59 +170,30 @@ at::Tensor poisoned(at::IntArrayRef shape, at::ScalarType type, const at::Device
   return t.fill_(NAN);
 }
 
+// The fused loss through its libtorch entry points, every output and workspace poisoned.
 Run run_fused(const Inputs& in, const LossOptions& o, const at::Device& device, int64_t tile_tokens,
               int64_t tile_vocab, bool deterministic, const at::Tensor& grad_weight_start = {}) {
   const int64_t T = in.hidden.size(0), H = in.hidden.size(1), V = in.weight.size(0);
   const at::Tensor hidden = in.hidden.to(device), weight = in.weight.to(device);
-  const auto dev = [&](const at::Tensor& t) { return t.to(device).contiguous(); };
-  const at::Tensor targets = dev(in.tokens.targets), old = dev(in.tokens.old_logprobs),
-                   adv = dev(in.tokens.advantages), w = dev(in.tokens.weights), ref = dev(in.tokens.ref_logprobs);
-  fused::Problem p;
-  p.tokens = T;
-  p.hidden_size = H;
-  p.vocab = V;
-  p.dtype = in.hidden.scalar_type() == at::kFloat ? fused::Dtype::F32
-            : in.hidden.scalar_type() == at::kBFloat16 ? fused::Dtype::BF16 : fused::Dtype::F16;
-  p.hidden = hidden.data_ptr();
-  p.weight = weight.data_ptr();
-  p.targets = targets.data_ptr<int64_t>();
-  p.temperature = o.temperature;
-  p.token_tile = tile_tokens;
-  p.vocab_tile = tile_vocab;
-  p.deterministic = deterministic;
-
-  Run r;
-  for (at::Tensor* t : {&r.logprobs, &r.entropy, &r.lse, &r.logit_coef, &r.entropy_coef})
+  const FusedChunks chunks{tile_tokens, tile_vocab, deterministic};
+  const auto space = [&](bool backward) {
+    return poisoned({int64_t(fused_linear_workspace_bytes(hidden, weight, chunks, backward))}, at::kByte, device);
+  };
+  FusedForwardBuffers fb;
+  for (at::Tensor* t : {&fb.logprobs, &fb.entropy, &fb.lse, &fb.logit_coef, &fb.entropy_coef})
     *t = poisoned({T}, at::kFloat, device);
-  fused::ForwardIO f;
-  f.old_logprobs = old.data_ptr<float>();
-  f.advantages = adv.data_ptr<float>();
-  f.weights = w.data_ptr<float>();
-  f.ref_logprobs = ref.data_ptr<float>();
-  f.options = o;
-  f.logprobs = r.logprobs.data_ptr<float>();
-  f.entropy = r.entropy.data_ptr<float>();
-  f.lse = r.lse.data_ptr<float>();
-  f.logit_coef = r.logit_coef.data_ptr<float>();
-  f.entropy_coef = r.entropy_coef.data_ptr<float>();
-  const at::Tensor forward_space = poisoned({int64_t(fused_workspace_bytes(device, p, false))}, at::kByte, device);
-  r.stats = stats_of(run_fused_forward(device, p, f, forward_space));
+  fb.workspace = space(false);
+  const FusedLinearForward f = fused_linear_policy_loss_forward(hidden, weight, in.tokens, o, chunks, fb);
 
-  r.grad_hidden = poisoned({T, H}, in.hidden.scalar_type(), device);
-  r.grad_weight = grad_weight_start.defined() ? grad_weight_start.to(device).clone() : poisoned({V, H}, at::kFloat, device);
-  fused::BackwardIO b;
-  b.lse = r.lse.data_ptr<float>();
-  b.entropy = r.entropy.data_ptr<float>();
-  b.logit_coef = r.logit_coef.data_ptr<float>();
-  b.entropy_coef = r.entropy_coef.data_ptr<float>();
-  b.has_entropy_term = o.entropy_coef != 0;
-  b.grad_hidden = r.grad_hidden.data_ptr();
-  b.grad_weight = r.grad_weight.data_ptr<float>();
-  b.accumulate_grad_weight = grad_weight_start.defined();
-  const at::Tensor backward_space = poisoned({int64_t(fused_workspace_bytes(device, p, true))}, at::kByte, device);
-  run_fused_backward(device, p, b, backward_space);
-  for (at::Tensor* t : {&r.logprobs, &r.entropy, &r.lse, &r.logit_coef, &r.entropy_coef, &r.grad_hidden, &r.grad_weight})
-    *t = t->cpu();
+  FusedBackwardBuffers bb;
+  bb.grad_hidden = poisoned({T, H}, in.hidden.scalar_type(), device);
+  bb.grad_weight = grad_weight_start.defined() ? grad_weight_start.to(device).clone() : poisoned({V, H}, at::kFloat, device);
+  bb.accumulate_grad_weight = grad_weight_start.defined();
+  bb.workspace = space(true);
+  const FusedLinearGrads g = fused_linear_policy_loss_backward(hidden, weight, in.tokens.targets, f, o.temperature, {}, chunks, bb);
+
+  Run r{f.logprobs.cpu(), f.entropy.cpu(), f.lse.cpu(), f.logit_coef.cpu(), f.entropy_coef.cpu(),
+        g.grad_hidden.cpu(), g.grad_weight.cpu(), f.stats};
   return r;
 }
 
@@ -332,6 +303,21 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
     const Reference ref = reference(in, o);
     check(rel_l2(r.grad_weight, ref.grad_weight + start.to(at::kDouble)) <= 1e-5,
           device.str() + " accumulate_grad_weight: grad_weight = start + dW");
+  }
+
+  // A caller's buffer of the wrong shape is refused, by name.
+  {
+    const LossOptions o;
+    const Inputs in = make_inputs(gen, 8, 4, 50, at::kFloat, 2.0, o);
+    FusedForwardBuffers bad;
+    bad.lse = at::empty({7}, at::TensorOptions().dtype(at::kFloat).device(device));
+    std::string message;
+    try {
+      fused_linear_policy_loss_forward(in.hidden.to(device), in.weight.to(device), in.tokens, o, FusedChunks{4, 16, true}, bad);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    check(message.find("the lse buffer must be") != std::string::npos, device.str() + " a wrong-shaped buffer is refused: " + message);
   }
 
   // Tokens whose coefficient is zero (A = 0, no entropy term) get exactly zero rows of dX.
