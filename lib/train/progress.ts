@@ -57,7 +57,9 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
         const m = e.metrics as Record<string, Record<string, unknown>>;
         out(
           `step ${e.step}/${steps}  reward ${fixed(m.reward?.mean)}  solved all/none/partial ${m.groups?.solveAll}/${m.groups?.solveNone}/${m.groups?.solvePartial}` +
-            `  entropy ${fixed(m.loss?.entropy)}  gradNorm ${fixed(m.loss?.gradNorm)}  turns ${fixed(m.turns?.mean, 1)}  ${fixed(m.time?.stepSeconds, 1)}s\n`,
+            `  entropy ${fixed(m.loss?.entropy)}  gradNorm ${fixed(m.loss?.gradNorm)}  turns ${fixed(m.turns?.mean, 1)}` +
+            (m.sampler ? `  sampler gap ${(m.sampler.gapMax as number).toExponential(1)} max` : '') +
+            `  ${fixed(m.time?.stepSeconds, 1)}s\n`,
         );
         break;
       }
