@@ -8,6 +8,7 @@
  * and OpenAI-style JSON tool calls for chat policies. Only the first call of a turn counts.
  */
 import { invalidArg } from '../errors.js';
+import { assertJsonDepth } from '../util/json-depth.js';
 
 export interface Action {
   /** The tool's name, e.g. "execute_bash". */
@@ -16,24 +17,62 @@ export interface Action {
   args: Record<string, string>;
 }
 
-const FUNCTION_OPEN = /<function\s*=\s*([^>]*?)\s*>/;
+const FUNCTION_TAG = '<function';
 const FUNCTION_CLOSE = '</function>';
-const PARAMETER = /<parameter\s*=\s*([^>]*?)\s*>([\s\S]*?)<\/parameter>/g;
+const PARAMETER_TAG = '<parameter';
+const PARAMETER_CLOSE = '</parameter>';
+
+function isSpace(ch: string | undefined): boolean {
+  return ch !== undefined && /\s/.test(ch);
+}
+
+interface OpenTag {
+  /** The trimmed text between `=` and `>`. */
+  value: string;
+  /** Where the text after the tag's `>` starts. */
+  end: number;
+}
+
+/**
+ * The first `<TAG\s*=...>` at or after `from`: `<TAG`, optional whitespace, `=`, then
+ * everything up to the next `>`. Scanned with indexOf, never a backtracking regex: a model can
+ * write `<function=` and thousands of spaces with no `>`, and a regex would take minutes on it
+ * while the event loop (and every timeout) waits.
+ */
+function findOpenTag(text: string, tag: string, from: number): OpenTag | null {
+  for (let at = text.indexOf(tag, from); at >= 0; at = text.indexOf(tag, at + 1)) {
+    let eq = at + tag.length;
+    while (isSpace(text[eq])) eq++;
+    if (text[eq] !== '=') continue;
+    const close = text.indexOf('>', eq + 1);
+    // No `>` after this tag means none after any later one either.
+    if (close < 0) return null;
+    return { value: text.slice(eq + 1, close).trim(), end: close + 1 };
+  }
+  return null;
+}
 
 /**
  * The first `<function=...>` call in a model's response, or null when it has none. Text after
  * the call's `</function>` is ignored. A call with no `</function>` runs to the end of the
- * response (samplers often stop on `</function>` and leave it out).
+ * response (samplers often stop on `</function>` and leave it out). Linear in the response.
  */
 export function parseTextAction(response: string): Action | null {
-  const open = FUNCTION_OPEN.exec(response);
-  if (!open || open[1] === '') return null;
-  const bodyStart = open.index + open[0].length;
-  const close = response.indexOf(FUNCTION_CLOSE, bodyStart);
-  const body = response.slice(bodyStart, close < 0 ? undefined : close);
+  const open = findOpenTag(response, FUNCTION_TAG, 0);
+  if (!open || open.value === '') return null;
+  const close = response.indexOf(FUNCTION_CLOSE, open.end);
+  const body = response.slice(open.end, close < 0 ? undefined : close);
   const args: Record<string, string> = {};
-  for (const [, key, value] of body.matchAll(PARAMETER)) args[key!] = value!.trim();
-  return { name: open[1]!, args };
+  for (let at = 0; ;) {
+    const parameter = findOpenTag(body, PARAMETER_TAG, at);
+    if (!parameter) break;
+    const end = body.indexOf(PARAMETER_CLOSE, parameter.end);
+    // An unclosed <parameter=...> is not a parameter, and no later one can close either.
+    if (end < 0) break;
+    args[parameter.value] = body.slice(parameter.end, end).trim();
+    at = end + PARAMETER_CLOSE.length;
+  }
+  return { name: open.value, args };
 }
 
 /** An OpenAI chat-completions tool call. */
@@ -65,6 +104,7 @@ export function parseJsonToolCalls(calls: readonly JsonToolCall[] | undefined): 
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw invalidArg('tool_calls[0].function.arguments', 'must be a JSON object');
   }
+  assertJsonDepth(raw, 'tool_calls[0].function.arguments');
   const args: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (value === undefined || value === null) continue;

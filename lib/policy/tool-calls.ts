@@ -4,6 +4,7 @@
  */
 import { invalidArg } from '../errors.js';
 import type { JsonToolCall } from '../env/actions.js';
+import { MAX_JSON_DEPTH, assertJsonDepth, nestsDeeperThan } from '../util/json-depth.js';
 import { pythonJsonDumps } from './python-json.js';
 
 export interface ParsedToolCall {
@@ -51,6 +52,7 @@ export function formatToolCall(call: JsonToolCall, field: string): string {
     if (!isPlainObject(parsed)) throw invalidArg(`${field}.function.arguments`, 'is a string that does not hold a JSON object', fix);
     argsText = args;
   } else if (isPlainObject(args)) {
+    assertJsonDepth(args, `${field}.function.arguments`);
     argsText = pythonJsonDumps(args, `${field}.function.arguments`);
   } else {
     throw invalidArg(`${field}.function.arguments`, `is ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}, not a JSON object`, fix);
@@ -67,6 +69,7 @@ function readCall(body: string, n: number, closed: boolean): ParsedToolCall | st
     return `${where}: invalid JSON (${(error as Error).message})`;
   }
   if (!isPlainObject(value)) return `${where}: expected {"name": ..., "arguments": {...}}`;
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH + 1)) return `${where}: arguments nest more than ${MAX_JSON_DEPTH} levels deep`;
   if (typeof value.name !== 'string' || value.name === '') return `${where}: "name" is missing or not a string`;
   return { name: value.name, arguments: value.arguments ?? {} };
 }

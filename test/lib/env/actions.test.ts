@@ -53,3 +53,31 @@ t.test('JSON tool calls', async (t) => {
   t.throws(() => parseJsonToolCalls([{ function: { name: 'search', arguments: '{oops' } }]), { code: 'ERR_SWERL_INVALID_ARG', message: /arguments is not valid JSON/ });
   t.throws(() => parseJsonToolCalls([{ function: { name: 'search', arguments: '[1]' } }]), { code: 'ERR_SWERL_INVALID_ARG', message: /must be a JSON object/ });
 });
+
+t.test('hostile text is parsed in linear time', async (t) => {
+  // The regex parser this replaced took 30-39 s on 4k characters of these, minutes on 8k.
+  const hostile = [
+    '<function=' + ' '.repeat(200_000),
+    '<function=x>\n<parameter=' + '\n'.repeat(200_000),
+    '<function' + '\t'.repeat(200_000) + '<function=a>',
+    '<function=x>' + '<parameter=a>'.repeat(20_000),
+    '<function=x>' + '<parameter=a>b</parameter>'.repeat(20_000),
+  ];
+  for (const text of hostile) {
+    const started = performance.now();
+    parseTextAction(text);
+    t.ok(performance.now() - started < 500, `${JSON.stringify(text.slice(0, 24))}... (${text.length} chars) parsed within 500 ms`);
+  }
+  t.same(parseTextAction('<function' + ' '.repeat(1000) + '<function=a>'), { name: 'a', args: {} }, 'a tag without = is passed over');
+  t.same(parseTextAction('<function=x><parameter=a>1</parameter><parameter=b>2'), { name: 'x', args: { a: '1' } }, 'an unclosed parameter is not a parameter');
+  t.same(parseTextAction('<function  =  x  ><parameter\n=\nk\n>v</parameter>'), { name: 'x', args: { k: 'v' } }, 'whitespace around = and before >');
+});
+
+t.test('deeply nested tool-call arguments are a clean error', async (t) => {
+  const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+  t.throws(() => parseJsonToolCalls([{ function: { name: 'search', arguments: deep(100_000) } }]), { code: 'ERR_SWERL_INVALID_ARG', message: /arguments nests more than 64 levels/ });
+  let nested: Record<string, unknown> = {};
+  for (let i = 0; i < 100_000; i++) nested = { a: nested };
+  t.throws(() => parseJsonToolCalls([{ function: { name: 'search', arguments: nested } }]), { code: 'ERR_SWERL_INVALID_ARG' });
+  t.same(parseJsonToolCalls([{ function: { name: 'search', arguments: deep(60) } }])?.name, 'search', 'real depths still parse');
+});

@@ -226,3 +226,18 @@ t.test('R2E-Gym-style tasks: hidden paths stashed at start, restored for grading
   t.same(reward.tests, { 'r2e_tests/test_1.py::TestAdd::test_add': 'PASSED' });
   t.notMatch(reward.patch, /hidden|run_tests/, 'stashed files are not part of the patch');
 });
+
+t.test('a hostile response is answered within the step limit', async (t) => {
+  // 3000 newlines after <parameter= took the old regex parser 18.5 s against a 2 s step limit,
+  // on the event loop, where no timeout could fire.
+  const env = new SweEnv(await fixtureTask(t), backend, { stepTimeoutMs: 2000 });
+  t.teardown(() => env.close());
+  await env.reset();
+  const started = performance.now();
+  const unclosed = await env.step('<function=execute_bash>\n<parameter=' + '\n'.repeat(100_000));
+  const nested = await env.step({ role: 'assistant', content: '', tool_calls: [{ function: { name: 'search', arguments: '['.repeat(100_000) + ']'.repeat(100_000) } }] });
+  t.ok(performance.now() - started < 2000, 'both steps answered within the step limit');
+  t.match(unclosed.observation, /execute_bash/i, 'the call without a cmd gets the tool\'s own complaint');
+  t.match(nested.observation, /^ERROR: tool_calls\[0\]\.function\.arguments/, 'deep JSON is an error observation');
+  t.notOk(nested.done, 'the episode goes on');
+});

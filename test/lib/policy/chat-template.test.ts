@@ -384,3 +384,16 @@ t.test('formatToolCall and pythonJsonDumps write what Python json.dumps does', a
   t.throws(() => pythonJsonDumps({ f: () => 1 }, 'tool'), { code: 'ERR_SWERL_INVALID_ARG', message: /^tool\.f is a function/ });
   t.throws(() => pythonJsonDumps([Infinity], 'v'), { code: 'ERR_SWERL_INVALID_ARG', message: /^v\[0\] is Infinity/ });
 });
+
+t.test('deeply nested tool calls are refused by name, never a stack overflow', async (t) => {
+  const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
+  const parsed = parseToolCalls(`<tool_call>\n{"name": "search", "arguments": ${deep}}\n</tool_call>`);
+  t.same(parsed.toolCalls, []);
+  t.match(parsed.errors[0], /tool call 1: arguments nest more than 64 levels deep/);
+  let nested: Record<string, unknown> = {};
+  for (let i = 0; i < 100_000; i++) nested = { a: nested };
+  t.throws(() => formatToolCall({ function: { name: 'search', arguments: nested } }, 'messages[1].tool_calls[0]'), {
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: /messages\[1\]\.tool_calls\[0\]\.function\.arguments nests more than 64 levels/,
+  });
+});

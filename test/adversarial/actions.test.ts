@@ -1,0 +1,106 @@
+/**
+ * 10,000 generated malformed actions, as a model in RL writes them, through every parser of
+ * model output: text calls, JSON tool calls, Qwen's <tool_call> blocks. Each must return or
+ * fail with a SwerlError within 50 ms; the short ones must also parse exactly as the old
+ * regex grammar did (the reference below, safe on inputs this short).
+ */
+import t from 'tap';
+
+import { parseJsonToolCalls, parseTextAction, type Action, type JsonToolCall } from '../../lib/env/actions.js';
+import { parseToolCalls } from '../../lib/policy/tool-calls.js';
+import { AdversarialTally } from '../support/adversarial.js';
+import { Rng, testSeed } from '../reference/random.js';
+
+const CASES = 10_000;
+const BOUND_MS = 50;
+
+/** The grammar as it was first written: backtracking regexes, fine below a few hundred chars. */
+function referenceParse(response: string): Action | null {
+  const open = /<function\s*=\s*([^>]*?)\s*>/.exec(response);
+  if (!open || open[1] === '') return null;
+  const bodyStart = open.index + open[0].length;
+  const close = response.indexOf('</function>', bodyStart);
+  const body = response.slice(bodyStart, close < 0 ? undefined : close);
+  const args: Record<string, string> = {};
+  for (const [, key, value] of body.matchAll(/<parameter\s*=\s*([^>]*?)\s*>([\s\S]*?)<\/parameter>/g)) args[key!] = value!.trim();
+  return { name: open[1]!, args };
+}
+
+const PIECES = [
+  '<function=', '<function', '</function>', '<parameter=', '<parameter', '</parameter>', '>', '=', '<', '/',
+  'execute_bash', 'file_editor', 'cmd', 'path', ' ', '\n', '\t', '\u00a0', '\u2028', 'ls -la', '😀', '\u0000',
+  '<tool_call>', '</tool_call>', '{"name": "search", "arguments": {', '}', '"', '\\',
+];
+
+function shortText(rng: Rng): string {
+  let text = '';
+  const n = 1 + rng.int(16);
+  for (let i = 0; i < n; i++) text += PIECES[rng.int(PIECES.length)];
+  return text;
+}
+
+function hugeText(rng: Rng): string {
+  const filler = [' ', '\n', '\t', '=', '<', 'a', '<parameter=', '<function'][rng.int(8)]!.repeat(20_000 + rng.int(80_000));
+  const prefix = ['<function=', '<function=x>\n<parameter=', '<function', '<function=x><parameter=k>', ''][rng.int(5)];
+  return prefix + filler + (rng.int(2) ? '' : '>');
+}
+
+function deepJson(rng: Rng): string {
+  const n = 60 + rng.int(20_000);
+  return rng.int(2) ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + 'null' + '}'.repeat(n);
+}
+
+function jsonCalls(rng: Rng): unknown {
+  const args: unknown[] = [
+    deepJson(rng), '{oops', '', 'null', '[1,2]', '"text"', '{"cmd": "ls"}', 42, null, undefined, [], { cmd: null },
+    { cmd: { nested: [1, { deeper: true }] } }, '{"a":' + '"x"'.repeat(3), '\u0000{}',
+  ];
+  const names: unknown[] = ['execute_bash', '', null, 7, undefined, 'x'.repeat(10_000)];
+  const calls = [
+    { function: { name: names[rng.int(names.length)], arguments: args[rng.int(args.length)] } },
+    { function: null },
+    {},
+    null,
+    'not a call',
+  ];
+  return rng.int(4) ? [calls[0]] : [calls[rng.int(calls.length)]];
+}
+
+t.test(`${CASES} malformed actions`, async (t) => {
+  const seed = testSeed();
+  t.comment(`seed ${seed} (SWERL_TEST_SEED=${seed} replays it)`);
+  const rng = new Rng(seed);
+  const tally = new AdversarialTally('actions');
+  let mismatches = 0;
+  for (let i = 0; i < CASES; i++) {
+    const kind = i % 5;
+    if (kind <= 1) {
+      const text = shortText(rng);
+      await tally.case(`short text ${JSON.stringify(text)}`, () => {
+        const parsed = parseTextAction(text);
+        if (JSON.stringify(parsed) !== JSON.stringify(referenceParse(text))) {
+          mismatches++;
+          throw new Error(`differs from the regex grammar on ${JSON.stringify(text)}: ${JSON.stringify(parsed)}`);
+        }
+      }, BOUND_MS);
+    } else if (kind === 2) {
+      const text = hugeText(rng);
+      await tally.case(`huge text (${text.length} chars) ${JSON.stringify(text.slice(0, 30))}`, () => void parseTextAction(text), BOUND_MS);
+    } else if (kind === 3) {
+      const calls = jsonCalls(rng);
+      await tally.case(`JSON tool calls ${JSON.stringify(calls)?.slice(0, 80)}`, () => {
+        parseJsonToolCalls(calls as JsonToolCall[]);
+      }, BOUND_MS);
+    } else {
+      const body = rng.int(2) ? deepJson(rng) : shortText(rng);
+      const text = `<tool_call>\n{"name": "search", "arguments": ${body}}${rng.int(2) ? '\n</tool_call>' : ''}`;
+      await tally.case(`<tool_call> ${JSON.stringify(text.slice(0, 60))}`, () => {
+        const parsed = parseToolCalls(text);
+        // Never a throw: what cannot be read is a line in errors.
+        if (parsed.toolCalls.length + parsed.errors.length < 1) throw new Error('expected a call or an error line');
+      }, BOUND_MS);
+    }
+  }
+  t.equal(mismatches, 0, 'short texts parse exactly as the regex grammar');
+  tally.report(t);
+});
