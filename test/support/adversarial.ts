@@ -7,6 +7,8 @@
  *
  *   # adversarial actions: 10000 cases, 812 clean errors, 0 crashes, longest 3.1 ms
  */
+import type { Test } from 'tap';
+
 import { SwerlError } from '../../lib/errors.js';
 
 export type Outcome = 'accepted' | 'clean-error';
@@ -65,7 +67,7 @@ export class AdversarialTally {
   }
 
   /** Prints the summary line and fails the test on any crash, naming the first few. */
-  report(t: { comment: (...a: unknown[]) => void; equal: (a: unknown, b: unknown, m?: string) => unknown }): void {
+  report(t: Test): void {
     t.comment(this.summary());
     const crashes = this.results.filter((r) => r.outcome === 'crash');
     for (const crash of crashes.slice(0, 5)) t.comment(`crash: ${crash.name}: ${crash.detail}`);

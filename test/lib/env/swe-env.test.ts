@@ -235,7 +235,7 @@ t.test('a hostile response is answered within the step limit', async (t) => {
   await env.reset();
   const started = performance.now();
   const unclosed = await env.step('<function=execute_bash>\n<parameter=' + '\n'.repeat(100_000));
-  const nested = await env.step({ role: 'assistant', content: '', tool_calls: [{ function: { name: 'search', arguments: '['.repeat(100_000) + ']'.repeat(100_000) } }] });
+  const nested = await env.step({ content: '', tool_calls: [{ function: { name: 'search', arguments: '['.repeat(100_000) + ']'.repeat(100_000) } }] });
   t.ok(performance.now() - started < 2000, 'both steps answered within the step limit');
   t.match(unclosed.observation, /execute_bash/i, 'the call without a cmd gets the tool\'s own complaint');
   t.match(nested.observation, /^ERROR: tool_calls\[0\]\.function\.arguments/, 'deep JSON is an error observation');
