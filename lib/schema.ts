@@ -5,6 +5,7 @@
 import AjvModule, { type ErrorObject, type JSONSchemaType } from 'ajv';
 
 import { invalidArg } from './errors.js';
+import { assertJsonDepth } from './util/json-depth.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: true, verbose: true });
@@ -38,6 +39,8 @@ export type OptionsParser<T> = (value: unknown, field: string) => T;
 export function optionsParser<T>(schema: JSONSchemaType<T> | object): OptionsParser<T> {
   const validate = ajv.compile<T>(schema as JSONSchemaType<T>);
   return (value, field) => {
+    // structuredClone and ajv recurse: a value thousands of levels deep would blow the stack.
+    assertJsonDepth(value, field);
     const copy = value === undefined ? {} : structuredClone(value);
     if (!validate(copy)) {
       const { path, problem } = describe(validate.errors![0]!, field);

@@ -3,7 +3,7 @@
  * (specs/loss.md). Two forms: over materialized logits [T, V], and fused with the LM head
  * over hidden states [T, H] and weight [V, H] without ever holding T x V.
  */
-import { invalidArg } from '../errors.js';
+import { SwerlError, invalidArg } from '../errors.js';
 import { native, type NativeLossOptions, type NativeLossStats, type NativeTokenInputs } from '../native.js';
 import { optionsParser } from '../schema.js';
 import { float32Array, int32Array, positiveInteger } from './validate.js';
@@ -90,6 +90,9 @@ export interface PolicyLossResult {
   stats: PolicyLossStats;
 }
 
+/** The largest |entropyCoef| and kl.coef taken. */
+export const MAX_COEF = 100;
+
 const parseOptions = optionsParser<{
   clipLow: number;
   clipHigh: number | null;
@@ -107,13 +110,14 @@ const parseOptions = optionsParser<{
     clipHigh: { type: ['number', 'null'], minimum: 0, default: 0.28 },
     dualClip: { type: ['number', 'null'], exclusiveMinimum: 1, default: null },
     temperature: { type: 'number', exclusiveMinimum: 0, default: 1 },
-    entropyCoef: { type: 'number', default: 0 },
+    // Real coefficients are ~1e-3; past these bounds a value can only be a typo (1e308 made NaN).
+    entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF, default: 0 },
     kl: {
       type: 'object',
       additionalProperties: false,
       required: ['coef'],
       properties: {
-        coef: { type: 'number' },
+        coef: { type: 'number', minimum: 0, maximum: MAX_COEF },
         kind: { type: 'string', enum: ['k1', 'k2', 'k3'], default: 'k3' },
       },
     },
@@ -173,7 +177,7 @@ function tokenInputs(inputs: TokenInputs, vocabSize: number, options: NativeLoss
   const T = { length: targets.length, lengthOf: 'T = targets.length' };
   const out: NativeTokenInputs = {
     targets,
-    oldLogprobs: float32Array(inputs.oldLogprobs, `${where}.oldLogprobs`, T),
+    oldLogprobs: float32Array(inputs.oldLogprobs, `${where}.oldLogprobs`, { ...T, logprob: true }),
     advantages: float32Array(inputs.advantages, `${where}.advantages`, T),
     weights: float32Array(inputs.weights, `${where}.weights`, { ...T, nonNegative: true }),
   };
@@ -181,7 +185,7 @@ function tokenInputs(inputs: TokenInputs, vocabSize: number, options: NativeLoss
     if (inputs.refLogprobs === undefined) {
       throw invalidArg(`${where}.refLogprobs`, 'is required when options.kl is set', 'pass the reference policy logprobs');
     }
-    out.refLogprobs = float32Array(inputs.refLogprobs, `${where}.refLogprobs`, T);
+    out.refLogprobs = float32Array(inputs.refLogprobs, `${where}.refLogprobs`, { ...T, logprob: true });
   }
   return out;
 }
@@ -203,7 +207,7 @@ export async function policyLoss(
     length: tokens.targets.length * vocabSize,
     lengthOf: 'T x vocabSize',
   });
-  return native().policyLoss({ ...tokens, logits, vocabSize }, resolved);
+  return assertFinite(await native().policyLoss({ ...tokens, logits, vocabSize }, resolved), 'float32', ['gradLogits']);
 }
 
 /**
@@ -234,7 +238,28 @@ export async function fusedLinearPolicyLoss(
     length: vocabSize * hiddenSize,
     lengthOf: 'vocabSize x hiddenSize',
   });
-  return native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
+  const result = await native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
+  // fp16 tops out at 65504: its gradient tiles overflow at large advantages x weights, so in
+  // float16 gradWeight [V, H] is scanned too; gradHidden [T, H] costs little next to the loss.
+  return assertFinite(result, placement.dtype, placement.dtype === 'float16' ? ['gradHidden', 'gradWeight'] : ['gradHidden']);
+}
+
+/**
+ * A loss that came back non-finite is an error, never a number to train on: the loss and its
+ * stats always (O(1)), the named gradients when asked.
+ */
+function assertFinite<R extends PolicyLossResult>(result: R, dtype: string, gradients: readonly (keyof R & string)[]): R {
+  const fix = dtype === 'float16'
+    ? 'float16 overflows past 65504: use dtype "bfloat16" or "float32", or scale the advantages and weights down'
+    : 'scale the advantages and weights down (rewards normalized per group keep them O(1))';
+  if (!Number.isFinite(result.loss)) throw new SwerlError('ERR_SWERL_NUMERIC', `the ${dtype} policy loss is ${result.loss}; ${fix}`);
+  for (const name of gradients) {
+    const values = result[name] as unknown as Float32Array;
+    for (let i = 0; i < values.length; i++) {
+      if (values[i]! - values[i]! !== 0) throw new SwerlError('ERR_SWERL_NUMERIC', `the ${dtype} policy loss's ${name}[${i}] is ${values[i]}; ${fix}`);
+    }
+  }
+  return result;
 }
 
 /** For tests and diagnostics of the C++ autograd path (see NativeAddon.projectedPolicyLoss). */

@@ -7,6 +7,12 @@ import { invalidArg } from '../errors.js';
 
 export type Numbers = ArrayLike<number>;
 
+/**
+ * How far above 0 a logprob may come out of a sampler: log-softmax in fp32 can round a
+ * near-certain token's logprob a few ulps of its logsumexp above 0, never more.
+ */
+export const LOGPROB_SLACK = 1e-4;
+
 interface LengthRule {
   /** Required length, and the phrase explaining it (e.g. "T = targets.length"). */
   length?: number;
@@ -32,7 +38,7 @@ function checkLength(array: ArrayLike<unknown>, field: string, rule: LengthRule)
 export function float32Array(
   value: unknown,
   field: string,
-  rule: LengthRule & { nonNegative?: boolean } = {},
+  rule: LengthRule & { nonNegative?: boolean; logprob?: boolean } = {},
 ): Float32Array {
   const raw = arrayLike(value, field);
   checkLength(raw, field, rule);
@@ -43,6 +49,9 @@ export function float32Array(
       throw invalidArg(`${field}[${i}]`, `is ${x}`, 'every value must be a finite number');
     }
     if (rule.nonNegative && x < 0) throw invalidArg(`${field}[${i}]`, `is ${x}`, 'values must be >= 0');
+    if (rule.logprob && x > LOGPROB_SLACK) {
+      throw invalidArg(`${field}[${i}]`, `is ${x}, which no log-probability can be`, 'logprobs are <= 0: pass log p, not p or -log p');
+    }
   }
   return array;
 }

@@ -58,9 +58,10 @@ export function tokenCase(rng: Rng, logits: ArrayLike<number>, T: number, V: num
       u < 0.5 ? rng.normal() * 0.1 // ratio inside [1 - eps, 1 + eps] mostly
       : u < 0.85 ? (rng.uniform() < 0.5 ? -1 : 1) * (0.5 + 2.5 * rng.uniform()) // outside the clip range
       : (rng.uniform() < 0.5 ? -1 : 1) * (21 + 5 * rng.uniform()); // beyond the log-ratio clamp
-    oldLogprobs[t] = truth[t]! - shift;
+    // Logprobs are <= 0 (the API refuses others), so "old far above new" is capped at 0.
+    oldLogprobs[t] = Math.min(0, truth[t]! - shift);
     advantages[t] = rng.uniform() < 0.1 ? 0 : rng.normal();
-    refLogprobs[t] = truth[t]! + rng.normal() * 0.5;
+    refLogprobs[t] = Math.min(0, truth[t]! + rng.normal() * 0.5);
   }
 
   // Sequences of random length; about one in four fully masked; the rest weighted m / (B n_i).

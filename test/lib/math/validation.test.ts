@@ -75,3 +75,21 @@ t.test('advantages, token weights and shaping', async (t) => {
   await refuses(t, () => overlongPenalty([0], [5], { maxLength: 10, bufferLength: 20 }), /bufferLength is 20.*<= maxLength/, 'buffer > max');
   await refuses(t, () => overlongPenalty([0], [5], {} as { maxLength: number; bufferLength: number }), /options\.maxLength is required/, 'missing option');
 });
+
+t.test('logprobs are <= 0; coefficients in range; a non-finite loss is an error, never a number', async (t) => {
+  await refuses(t, () => policyLoss({ ...good(), oldLogprobs: [-1, 0.5, -1] }), /inputs\.oldLogprobs\[1\] is 0\.5, which no log-probability can be; logprobs are <= 0/, 'a positive old logprob');
+  await refuses(t, () => policyLoss({ ...good(), refLogprobs: [-1, -1, 1e30] }, { kl: { coef: 0.1 } }), /inputs\.refLogprobs\[2\] is 1\.0000000150474662e\+30, which no log-probability/, 'an impossible ref logprob (it made loss = Infinity)');
+  await t.resolves(policyLoss({ ...good(), oldLogprobs: [-1, 5e-5, 0] }), 'fp32 rounding just above 0 is taken');
+  await refuses(t, () => policyLoss(good(), { kl: { coef: -0.1 } }), /options\.kl\.coef must be >= 0/, 'a negative KL coefficient');
+  await refuses(t, () => policyLoss(good(), { entropyCoef: 1e308 }), /options\.entropyCoef must be <= 100/, 'an entropy coefficient that can only be a typo');
+
+  const H = 4;
+  const fused = (A: number, dtype: 'float32' | 'float16', w = 1) => fusedLinearPolicyLoss({
+    targets: [0, 1, 3], oldLogprobs: [-1, -1, -1], advantages: [A, -A, A], weights: [w, w, w],
+    hidden: Float32Array.from({ length: T * H }, (_, i) => Math.sin(i)), hiddenSize: H,
+    weight: Float32Array.from({ length: V * H }, (_, i) => Math.cos(i)), vocabSize: V,
+  }, { dtype });
+  await t.resolves(fused(1e6, 'float32'), 'float32 takes large advantages');
+  await t.rejects(fused(1e6, 'float16'), { code: 'ERR_SWERL_NUMERIC', message: /the float16 policy loss's grad\w+\[\d+\] is (-?Infinity|NaN); float16 overflows past 65504: use dtype "bfloat16" or "float32"/ }, 'float16 overflow is an error');
+  await t.rejects(fused(1e30, 'float32', 1e30), { code: 'ERR_SWERL_NUMERIC', message: /the float32 policy loss(\'s gradHidden\[\d+\])? is (-?Infinity|NaN); scale the advantages/ }, 'a loss past float32 is an error');
+});

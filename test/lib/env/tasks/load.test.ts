@@ -205,3 +205,28 @@ t.test("the harness's specs: command and log format by repository and version, d
   const echoed = spawnSync('sh', ['-c', evilTask!.testCommand.replace(/^pytest -rA/, 'printf %s')], { encoding: 'utf8', cwd: dir });
   t.equal(echoed.stdout, 'tests/$(touch${IFS}/tmp/x).py', 'the shell sees the path as it is: nothing runs');
 });
+
+t.test('hostile rows are skipped by name: too deep, not UTF-8; a byte-order mark is not an error', async (t) => {
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+  const good = (id: string) => JSON.stringify(sweRow({ instance_id: id }));
+  const file = `${t.testdir()}/hostile.jsonl`;
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(file, Buffer.concat([
+    Buffer.from('\ufeff' + good('o__r-1') + '\n'),
+    Buffer.from(good('o__r-2').slice(0, -1) + `, "deep": ${deep(5000)}}\n`),
+    Buffer.from(good('o__r-3').slice(0, -1) + `, "deeper": ${deep(100_000)}}\n`),
+    Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]),
+    Buffer.from(good('o__r-5') + '\r\n'),
+  ]));
+  const { tasks, problems } = await loadTasks(file, { onError: 'skip' });
+  t.same(tasks.map((task) => task.id), ['o__r-1', 'o__r-5'], 'the good rows load, BOM and CRLF included');
+  t.same(problems.map((p) => `${p.line}: ${p.message}`), [
+    '2: the row field deep nests more than 64 levels deep; no real row does',
+    '3: the row field deeper nests more than 64 levels deep; no real row does',
+    '4: the row is not valid UTF-8',
+  ]);
+  await t.rejects(loadTasks(file), { code: 'ERR_SWERL_INVALID_TASK', message: `${file}:2: the row field deep nests more than 64 levels` });
+  const array = `${t.testdir()}/deep.json`;
+  writeFileSync(array, `[${good('o__r-1')}, ${deep(100_000)}]`);
+  await t.rejects(loadTasks(array), { message: `${array}:2: the row field (the row) nests more than 64 levels` });
+});
