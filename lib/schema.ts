@@ -9,6 +9,9 @@ import { assertJsonDepth } from './util/json-depth.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: true, verbose: true });
+// A number that is 0 (off, greedy) or at least the given value: sampling temperatures, where
+// anything between makes z / T overflow float32.
+ajv.addKeyword({ keyword: 'zeroOrAtLeast', type: 'number', schemaType: 'number', errors: false, validate: (min: number, x: number) => x === 0 || x >= min });
 
 function describe(error: ErrorObject, field: string): { path: string; problem: string } {
   const path = field + error.instancePath.replace(/\//g, '.');
@@ -28,6 +31,8 @@ function describe(error: ErrorObject, field: string): { path: string; problem: s
       return { path: `${path}.${error.params.missingProperty}`, problem: 'is required' };
     case 'type':
       return { path, problem: `must be ${error.params.type === 'number' ? 'a finite number' : `of type ${error.params.type}`}` };
+    case 'zeroOrAtLeast':
+      return { path, problem: `must be 0 or at least ${error.schema}` };
     default:
       return { path, problem: error.message ?? 'is invalid' };
   }

@@ -15,6 +15,7 @@ import type { ChatMessage, Env, RewardResult, StepResult } from '../env/env.js';
 import type { TerminationReason } from '../math/reward-shaping.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../policy/chat-template.js';
+import { TEMPERATURE_SCHEMA } from '../policy/native-policy-options.js';
 import type { AgentPolicy, EpisodeContext, Generation } from './policy.js';
 import type { Trajectory, TurnRecord } from './trajectory.js';
 
@@ -45,16 +46,16 @@ export const parseAgentLoopOptions = optionsParser<AgentLoopOptions>({
   type: 'object',
   additionalProperties: false,
   properties: {
-    maxTurns: { type: 'integer', minimum: 1, default: 50 },
-    promptBudget: { type: 'integer', minimum: 1, default: 4096 },
-    responseBudget: { type: 'integer', minimum: 1, default: 32768 },
-    maxTokensPerTurn: { type: 'integer', minimum: 1, default: 4096 },
-    temperature: { type: 'number', minimum: 0, default: 1 },
+    maxTurns: { type: 'integer', minimum: 1, maximum: 100_000, default: 50 },
+    promptBudget: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 4096 },
+    responseBudget: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 32768 },
+    maxTokensPerTurn: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 4096 },
+    temperature: { ...TEMPERATURE_SCHEMA, default: 1 },
     topK: { type: 'integer', minimum: 0, default: 0 },
     topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
-    trajectoryTimeoutMs: { type: 'integer', minimum: 1, default: 5_400_000 },
-    stepTimeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
-    warnTokensLeft: { type: 'integer', minimum: 0, default: 0 },
+    trajectoryTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: 5_400_000 },
+    stepTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: 600_000 },
+    warnTokensLeft: { type: 'integer', minimum: 0, maximum: 2 ** 24, default: 0 },
     budgetWarning: { type: 'string', default: 'You are about to run out of context: finish now.' },
     enableThinking: { type: 'boolean', default: false },
   },

@@ -109,7 +109,8 @@ const parseOptions = optionsParser<{
     clipLow: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.2 },
     clipHigh: { type: ['number', 'null'], minimum: 0, default: 0.28 },
     dualClip: { type: ['number', 'null'], exclusiveMinimum: 1, default: null },
-    temperature: { type: 'number', exclusiveMinimum: 0, default: 1 },
+    // The sampler's temperature (never 0 here: the loss needs softmax(z / T)); bounds as sampling's.
+    temperature: { type: 'number', minimum: 0.01, maximum: 10, default: 1 },
     // Real coefficients are ~1e-3; past these bounds a value can only be a typo (1e308 made NaN).
     entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF, default: 0 },
     kl: {

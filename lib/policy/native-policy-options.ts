@@ -1,7 +1,20 @@
 /** The option sections of NativePolicy, one ajv schema each, validated and fully defaulted. */
+import os from 'node:os';
+
 import { invalidArg } from '../errors.js';
 import { optionsParser } from '../schema.js';
 import type { LrSchedule } from './schedule.js';
+
+/**
+ * A sampling temperature: 0 is greedy; below MIN_TEMPERATURE, z / T overflows float32 (1e-300
+ * gave NaN logprobs after a whole step of rollouts); above MAX_TEMPERATURE it can only be a typo.
+ */
+export const MIN_TEMPERATURE = 0.01;
+export const MAX_TEMPERATURE = 10;
+export const TEMPERATURE_SCHEMA = { type: 'number', minimum: 0, maximum: MAX_TEMPERATURE, zeroOrAtLeast: MIN_TEMPERATURE } as const;
+
+/** Past this an AdamW learning rate can only be a typo (1e30 left a dead model and exit 0). */
+export const MAX_LR = 1;
 
 export interface OptimizerOptions {
   /** Peak learning rate (DeepSWE: 1e-6). */
@@ -46,7 +59,7 @@ export interface NativePolicyLoadOptions extends Partial<Omit<NativePolicyOption
 
 /** AdamW's fields, one schema for the policy's options and the training config's optimizer section. */
 export const ADAMW_FIELDS = {
-  lr: { type: 'number', minimum: 0, default: 1e-6 },
+  lr: { type: 'number', minimum: 0, maximum: MAX_LR, default: 1e-6 },
   betas: {
     type: 'array',
     items: [
@@ -57,18 +70,35 @@ export const ADAMW_FIELDS = {
     maxItems: 2,
     default: [0.9, 0.999],
   },
-  eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
-  weightDecay: { type: 'number', minimum: 0, default: 0.01 },
+  eps: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1e-8 },
+  weightDecay: { type: 'number', minimum: 0, maximum: 10, default: 0.01 },
+} as const;
+
+/**
+ * libtorch threads past a few per core only contend (256 on 2 cores never finished the
+ * warm-up); 0 = every core.
+ */
+export const MAX_THREADS = os.availableParallelism() * 4;
+
+/** The model fields the policy's options and the training config's model section share. */
+export const MODEL_FIELDS = {
+  device: { type: 'string', pattern: '^(cpu|cuda(:[0-9]+)?)$', default: 'cpu' },
+  computeDtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'] },
+  // Hugging Face's initializer_range is 0.02; 1e10 left a model whose entropy stayed at ln V.
+  initStd: { type: 'number', exclusiveMinimum: 0, maximum: 0.2, default: 0.02 },
+  microBatchTokens: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 8192 },
+  maxBatchSize: { type: 'integer', minimum: 1, maximum: 4096, default: 64 },
+  activationCheckpointing: { type: 'boolean', default: false },
+  threads: { type: 'integer', minimum: 0, maximum: MAX_THREADS },
+  maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6, default: 1 },
 } as const;
 
 const parsePolicyOptionsSchema = optionsParser<NativePolicyOptions>({
   type: 'object',
   additionalProperties: false,
   properties: {
-    device: { type: 'string', pattern: '^(cpu|cuda(:[0-9]+)?)$', default: 'cpu' },
-    computeDtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'] },
+    ...MODEL_FIELDS,
     seed: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-    initStd: { type: 'number', exclusiveMinimum: 0, default: 0.02 },
     tokenizer: { type: 'string', enum: ['auto', 'byte'], default: 'auto' },
     optimizer: {
       type: 'object',
@@ -89,12 +119,7 @@ const parsePolicyOptionsSchema = optionsParser<NativePolicyOptions>({
         },
       },
     },
-    maxGradNorm: { type: 'number', minimum: 0, default: 1 },
-    microBatchTokens: { type: 'integer', minimum: 1, default: 8192 },
-    activationCheckpointing: { type: 'boolean', default: false },
     loadOptimizerState: { type: 'boolean', default: true },
-    maxBatchSize: { type: 'integer', minimum: 1, default: 64 },
-    threads: { type: 'integer', minimum: 0 },
   },
 });
 
@@ -126,9 +151,9 @@ export const parseGenerateOptions = optionsParser<GenerateOptions>({
   additionalProperties: false,
   required: ['maxTokens'],
   properties: {
-    maxTokens: { type: 'integer', minimum: 0 },
+    maxTokens: { type: 'integer', minimum: 0, maximum: 2 ** 24 },
     stopTokens: { type: 'array', items: { type: 'integer', minimum: 0 } },
-    temperature: { type: 'number', minimum: 0, default: 1 },
+    temperature: { ...TEMPERATURE_SCHEMA, default: 1 },
     topK: { type: 'integer', minimum: 0, default: 0 },
     topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
     seed: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },

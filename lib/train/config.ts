@@ -9,7 +9,8 @@ import { invalidArg } from '../errors.js';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
-import { ADAMW_FIELDS, type NativePolicyLoadOptions } from '../policy/native-policy-options.js';
+import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../policy/native-policy-options.js';
+import { MAX_COEF } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../policy/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 
@@ -155,22 +156,29 @@ export interface TrainConfig {
   sampler: SamplerConfig;
 }
 
+/** Counts past these can only be typos (an integer 1e300 is still an integer). */
+const STEPS = { type: 'integer', minimum: 1, maximum: 10_000_000 };
+const COUNT = (minimum: number, maximum: number, dflt?: number) => ({ type: 'integer', minimum, maximum, ...(dflt !== undefined ? { default: dflt } : {}) });
+
 const parseRun = optionsParser<RunConfig>({
   type: 'object',
   additionalProperties: false,
   required: ['dir'],
   properties: {
     dir: { type: 'string', minLength: 1 },
-    steps: { type: 'integer', minimum: 1, default: 20 },
+    steps: { ...STEPS, default: 20 },
     seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
     resume: { type: 'boolean', default: false },
-    checkpointEvery: { type: 'integer', minimum: 1, default: 5 },
-    keepCheckpoints: { type: 'integer', minimum: 1, default: 2 },
+    checkpointEvery: { ...STEPS, default: 5 },
+    keepCheckpoints: COUNT(1, 1000, 2),
     saveTrajectories: { type: 'boolean', default: true },
     plots: { type: 'boolean', default: true },
     progress: { enum: ['auto', 'bar', 'lines', 'none'], default: 'auto' },
   },
 });
+
+// maxGradNorm lives in the optimizer section of a run.
+const { maxGradNorm: _maxGradNorm, ...MODEL_FIELDS_OF_THE_RUN } = MODEL_FIELDS;
 
 const parseModel = optionsParser<ModelConfig>({
   type: 'object',
@@ -178,13 +186,7 @@ const parseModel = optionsParser<ModelConfig>({
   properties: {
     preset: { enum: Object.keys(MODEL_PRESETS) },
     path: { type: 'string', minLength: 1 },
-    device: { type: 'string', pattern: '^(cpu|cuda(:[0-9]+)?)$', default: 'cpu' },
-    computeDtype: { enum: ['float32', 'bfloat16', 'float16'] },
-    microBatchTokens: { type: 'integer', minimum: 1, default: 8192 },
-    maxBatchSize: { type: 'integer', minimum: 1, default: 64 },
-    activationCheckpointing: { type: 'boolean', default: false },
-    threads: { type: 'integer', minimum: 0 },
-    initStd: { type: 'number', exclusiveMinimum: 0, default: 0.02 },
+    ...MODEL_FIELDS_OF_THE_RUN,
   },
 });
 
@@ -193,9 +195,9 @@ const parseOptimizer = optionsParser<OptimizerConfig>({
   additionalProperties: false,
   properties: {
     ...ADAMW_FIELDS,
-    warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+    warmupSteps: COUNT(0, 10_000_000, 0),
     schedule: { enum: ['constant', 'cosine'], default: 'constant' },
-    maxGradNorm: { type: 'number', minimum: 0, default: 1 },
+    maxGradNorm: MODEL_FIELDS.maxGradNorm,
   },
 });
 
@@ -210,12 +212,12 @@ const parseFrozenLake = optionsParser<FrozenLakeTasksConfig>({
     size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
     holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
     slippery: { type: 'boolean', default: false },
-    maxSteps: { type: 'integer', minimum: 1, default: 10 },
+    maxSteps: COUNT(1, 1000, 10),
     prompt: { enum: ['full', 'short'], default: 'full' },
     trainSeeds: { ...SEEDS, default: [0, 1, 2, 3] },
     evalSeeds: SEEDS,
-    formatWarmupSteps: { type: 'integer', minimum: 0, default: 0 },
-    formatWarmupLr: { type: 'number', exclusiveMinimum: 0, default: 1e-3 },
+    formatWarmupSteps: COUNT(0, 1_000_000, 0),
+    formatWarmupLr: { type: 'number', exclusiveMinimum: 0, maximum: MAX_LR, default: 1e-3 },
   },
 });
 
@@ -241,11 +243,11 @@ const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> &
   type: 'object',
   additionalProperties: true,
   properties: {
-    tasksPerStep: { type: 'integer', minimum: 1, default: 4 },
-    samplesPerTask: { type: 'integer', minimum: 1, default: 8 },
-    concurrency: { type: 'integer', minimum: 1, default: 8 },
-    generationConcurrency: { type: 'integer', minimum: 0, default: 0 },
-    retries: { type: 'integer', minimum: 0, default: 2 },
+    tasksPerStep: COUNT(1, 100_000, 4),
+    samplesPerTask: COUNT(1, 1024, 8),
+    concurrency: COUNT(1, 4096, 8),
+    generationConcurrency: COUNT(0, 4096, 0),
+    retries: COUNT(0, 100, 2),
     allowNonPureSampling: { type: 'boolean', default: false },
   },
 });
@@ -254,9 +256,9 @@ const parseEval = optionsParser<EvalConfig>({
   type: 'object',
   additionalProperties: false,
   properties: {
-    every: { type: 'integer', minimum: 0, default: 0 },
-    samples: { type: 'integer', minimum: 1, default: 1 },
-    temperature: { type: 'number', minimum: 0, default: 0 },
+    every: COUNT(0, 10_000_000, 0),
+    samples: COUNT(1, 1024, 1),
+    temperature: { ...TEMPERATURE_SCHEMA, default: 0 },
   },
 });
 
@@ -273,7 +275,7 @@ const parseSampler = optionsParser<SamplerConfig>({
     weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
     syncDir: { type: 'string', minLength: 1 },
     oldLogprobs: { enum: ['learner', 'sampler'], default: 'learner' },
-    requestTimeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
+    requestTimeoutMs: COUNT(1, 86_400_000, 600_000),
   },
 });
 
@@ -288,30 +290,30 @@ const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { prese
       type: 'object',
       additionalProperties: false,
       required: ['threshold', 'maxTurns'],
-      properties: { threshold: { type: 'integer', minimum: 0 }, maxTurns: { type: 'integer', minimum: 1 } },
+      properties: { threshold: COUNT(0, 100_000), maxTurns: COUNT(1, 100_000) },
     },
     groupFilter: { enum: ['none', 'informative', 'nonzero-advantage'] },
-    resampleRounds: { type: 'integer', minimum: 0 },
+    resampleRounds: COUNT(0, 100),
     overlong: {
       type: ['object', 'null'],
       additionalProperties: false,
       required: ['maxLength', 'bufferLength'],
-      properties: { maxLength: { type: 'integer', minimum: 1 }, bufferLength: { type: 'integer', minimum: 1 } },
+      properties: { maxLength: COUNT(1, 2 ** 24), bufferLength: COUNT(1, 2 ** 24) },
     },
     aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] },
-    normLength: { type: ['integer', 'null'], minimum: 1 },
+    normLength: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 24 },
     clipLow: { type: 'number', minimum: 0, maximum: 1 },
     clipHigh: { type: ['number', 'null'], minimum: 0 },
     dualClip: { type: ['number', 'null'], exclusiveMinimum: 1 },
-    entropyCoef: { type: 'number' },
+    entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF },
     kl: {
       type: ['object', 'null'],
       additionalProperties: false,
       required: ['coef'],
-      properties: { coef: { type: 'number', minimum: 0 }, kind: { enum: ['k1', 'k2', 'k3'], default: 'k3' } },
+      properties: { coef: { type: 'number', minimum: 0, maximum: MAX_COEF }, kind: { enum: ['k1', 'k2', 'k3'], default: 'k3' } },
     },
-    miniBatches: { type: 'integer', minimum: 1 },
-    epochs: { type: 'integer', minimum: 1 },
+    miniBatches: COUNT(1, 100_000),
+    epochs: COUNT(1, 100),
   },
 });
 

@@ -7,7 +7,7 @@
  * knows about reaching the goal afterwards comes from RL.
  */
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
-import { invalidArg } from '../errors.js';
+import { SwerlError, invalidArg } from '../errors.js';
 import type { AgentPolicy, SamplingRequest } from '../agent/policy.js';
 import { runRollouts } from '../agent/rollout.js';
 import { DIRECTIONS } from '../env/frozen-lake.js';
@@ -41,6 +41,8 @@ export interface FormatWarmupOptions {
   episodes: number;
   seed: number;
   agent: AgentLoopOptions;
+  /** Stops the warm-up between steps (Ctrl-C under the CLI). */
+  signal?: AbortSignal;
   /** After each step: the answer tokens' mean negative log-likelihood before it. */
   onStep?: (step: number, nll: number) => void;
 }
@@ -54,12 +56,13 @@ export interface FormatWarmupOptions {
 export async function formatWarmup(policy: NativePolicy, source: TaskSource, options: FormatWarmupOptions): Promise<number> {
   let nll = NaN;
   for (let step = 1; step <= options.steps; step++) {
+    if (options.signal?.aborted) throw new SwerlError('ERR_SWERL_ABORTED', `the format warm-up was stopped before step ${step}`);
     const scripted = new RandomMovePolicy(policy.tokenizer, mixSeed(options.seed, step, 0x5eed));
     const items = Array.from({ length: options.episodes }, (_, i) => {
       const ref = source.train[i % source.train.length]!;
       return { taskId: ref.id, group: i, sample: 0, makeEnv: () => source.makeEnv(ref) };
     });
-    const trajectories = await runRollouts(items, scripted, { concurrency: options.episodes, generationConcurrency: 0, retries: 0, agent: options.agent });
+    const trajectories = await runRollouts(items, scripted, { concurrency: options.episodes, generationConcurrency: 0, retries: 0, agent: options.agent }, options.signal ? { signal: options.signal } : {});
     const current = await policy.logprobs(trajectories.map((t) => t.tokens));
     const answerTokens = trajectories.reduce((n, t) => n + t.mask.reduce((a, b) => a + b, 0), 0);
     if (answerTokens === 0)

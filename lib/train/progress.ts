@@ -8,6 +8,7 @@ export type TrainEvent =
   | { type: 'eval'; step: number; success: number }
   | { type: 'step'; step: number; metrics: Record<string, unknown> }
   | { type: 'checkpoint'; step: number; dir: string }
+  | { type: 'warning'; step: number; message: string }
   | { type: 'stopped'; step: number; reason: string }
   | { type: 'done'; step: number };
 
@@ -64,6 +65,10 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
         break;
       }
       case 'checkpoint':
+        break;
+      case 'warning':
+        clear();
+        out(`swerl: warning at step ${e.step}: ${e.message}\n`);
         break;
       case 'stopped':
         clear();

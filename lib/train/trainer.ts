@@ -129,7 +129,15 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     metricsRows = await dir.truncateTo(state.step);
   } else {
     await dir.truncateTo(0);
-    policy = await initialPolicy(config, source, dir, optimizerSteps, emit);
+    try {
+      policy = await initialPolicy(config, source, dir, optimizerSteps, emit, hooks.signal);
+    } catch (error) {
+      if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
+      emit({ type: 'stopped', step: 0, reason: 'stop requested during the format warm-up; nothing was saved, a resumed run starts afresh' });
+      const summary: TrainSummary = { dir: run.dir, steps: 0, stopped: true, evals: [], seconds: (performance.now() - started) / 1000 };
+      await dir.writeSummary(summary);
+      return summary;
+    }
   }
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: checkpoints.length > 0, dir: run.dir });
 
@@ -142,6 +150,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
   let sampler: Sampler | undefined;
+  const learningStall = new LearningStallDetector();
 
   try {
     sampler = await openSampler(config, policy);
@@ -170,8 +179,12 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
         ? await learnerLogprobs(policy, trajectories, config.rollout.temperature, config.sampler.oldLogprobs === 'learner')
         : undefined;
       if (recomputed) trajectories = recomputed.trajectories;
+      const broken = trajectories.filter((t) => t.logprobs.some((l, i) => t.mask[i] === 1 && !Number.isFinite(l))).length;
+      if (broken > 0) throw await numericStop(new SwerlError('ERR_SWERL_NUMERIC', `${broken} of ${trajectories.length} rollouts were sampled with non-finite logprobs (the policy's logits hold NaN or Inf)`), step, dir);
       const shaped = shapeBatch(trajectories, algorithm);
-      const results = await learn(config, policy, reference, trajectories, shaped, step);
+      const results = await learn(config, policy, reference, trajectories, shaped, step).catch(async (error: unknown) => {
+        throw await numericStop(error, step, dir);
+      });
       const syncSeconds = await sampler.sync();
       const trainSeconds = (performance.now() - trainStarted) / 1000;
 
@@ -186,6 +199,11 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       }
       (metrics.time as Record<string, number>).stepSeconds = (performance.now() - stepStarted) / 1000;
       (metrics.time as Record<string, number>).elapsedSeconds = (performance.now() - clockStart) / 1000;
+      const stall = learningStall.observe(metrics, policy.config.native.vocabSize);
+      if (stall) {
+        metrics.warning = stall;
+        emit({ type: 'warning', step, message: stall });
+      }
       metricsRows.push(metrics);
       lastMetrics = metrics;
 
@@ -226,7 +244,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 }
 
 /** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
-async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void): Promise<NativePolicy> {
+async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void, signal: AbortSignal | undefined): Promise<NativePolicy> {
   const options = policyOptions(config, optimizerSteps, false);
   const fresh = config.model.preset
     ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
@@ -234,12 +252,16 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
   const tasks = config.tasks;
   if (tasks.kind === 'frozenlake' && tasks.formatWarmupSteps > 0) {
     await formatWarmup(fresh, source, {
+      ...(signal ? { signal } : {}),
       steps: tasks.formatWarmupSteps,
       lr: tasks.formatWarmupLr,
       episodes: 16,
       seed: config.run.seed,
       agent: agentOptions(config, source),
       onStep: (step, nll) => emit({ type: 'warmup', step, steps: tasks.formatWarmupSteps, nll }),
+    }).catch((error: unknown) => {
+      fresh.dispose();
+      throw error;
     });
   }
   // Step 0 is the starting point of RL: the reference of a KL term, and a resume point. The
@@ -330,10 +352,46 @@ async function learn(
         const refLogprobs = await reference.logprobs(batch.sequences.map((s) => s.tokens), { temperature: rollout.temperature });
         batch.sequences.forEach((s, i) => (s.refLogprobs = refLogprobs[i]));
       }
-      results.push(await policy.trainStep({ sequences: batch.sequences, loss }));
+      const result = await policy.trainStep({ sequences: batch.sequences, loss });
+      if (!Number.isFinite(result.loss)) throw new SwerlError('ERR_SWERL_NUMERIC', `the loss is ${result.loss}`);
+      results.push(result);
     }
   }
   return results;
+}
+
+/**
+ * A non-finite loss or gradient ends the run: the step is not saved, so the last checkpoint is
+ * the last good state, and the error says where it is and what to change before resuming.
+ */
+async function numericStop(error: unknown, step: number, dir: RunDirectory): Promise<unknown> {
+  if (!(error instanceof SwerlError) || error.code !== 'ERR_SWERL_NUMERIC') return error;
+  const last = (await dir.checkpointSteps()).at(-1);
+  const where = last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
+  return new SwerlError(
+    'ERR_SWERL_NUMERIC',
+    `step ${step}: ${error.message}; the run stopped and this step was not saved; ${where}. ` +
+      'Lower optimizer.lr or algorithm.entropyCoef, keep optimizer.maxGradNorm on, or use computeDtype bfloat16 instead of float16; then resume with run.resume: true',
+  );
+}
+
+/**
+ * Warns when the policy is not learning: entropy at ln V (uniform over the vocabulary) and a
+ * zero gradient for STALL_STEPS steps in a row, what an exploded initialization or learning
+ * rate leaves behind.
+ */
+const STALL_STEPS = 3;
+class LearningStallDetector {
+  private run = 0;
+
+  observe(metrics: Record<string, unknown>, vocabSize: number): string | null {
+    const loss = metrics.loss as { entropy: number; gradNorm: number };
+    const uniform = loss.entropy >= 0.98 * Math.log(vocabSize);
+    this.run = uniform && loss.gradNorm < 1e-8 ? this.run + 1 : 0;
+    if (this.run !== STALL_STEPS) return null;
+    return `not learning: for ${STALL_STEPS} steps the entropy has been ln V (${Math.log(vocabSize).toFixed(2)}, a uniform policy) and the gradient norm 0; ` +
+      'the weights are likely saturated: lower optimizer.lr or model.initStd and start again';
+  }
 }
 
 /** Greedy success on the eval tasks (each run eval.samples times). */

@@ -44,7 +44,8 @@ t.test('policyLoss options', async (t) => {
   await refuses(t, () => policyLoss(good(), { clipLow: 1 }), /options\.clipLow must be < 1/, 'clipLow 1');
   await refuses(t, () => policyLoss(good(), { clipHigh: -0.1 }), /options\.clipHigh must be >= 0/, 'negative clipHigh');
   await refuses(t, () => policyLoss(good(), { dualClip: 0.5 }), /options\.dualClip must be > 1/, 'dual clip <= 1');
-  await refuses(t, () => policyLoss(good(), { temperature: 0 }), /options\.temperature must be > 0/, 'temperature 0');
+  await refuses(t, () => policyLoss(good(), { temperature: 0 }), /options\.temperature must be >= 0\.01/, 'temperature 0');
+  await refuses(t, () => policyLoss(good(), { temperature: 1e-300 }), /options\.temperature must be >= 0\.01/, 'a temperature that overflows z / T');
   await refuses(t, () => policyLoss(good(), { temperature: NaN }), /options\.temperature must be a finite number/, 'temperature NaN');
   await refuses(t, () => policyLoss(good(), { kl: { coef: 0.1, kind: 'k4' as 'k1' }, }), /options\.kl\.kind must be one of "k1", "k2", "k3"/, 'unknown KL kind');
   await refuses(t, () => policyLoss(good(), { cliplow: 0.1 } as object), /options\.cliplow is not a known option; known: clipLow, clipHigh/, 'misspelt option');

@@ -8,7 +8,7 @@
  * happens to be sampled) give every trajectory a shaped reward of its own, hence nonzero
  * advantages from the first step, whatever the policy does.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import t from 'tap';
@@ -208,4 +208,43 @@ t.test('an abort mid-rollout stops the run with the earlier steps intact; resume
     t.same(a.map((x) => x.taskId), b.map((x) => x.taskId), `step ${step}: same tasks`);
     t.same(a.map((x) => x.tokens), b.map((x) => x.tokens), `step ${step}: same sampled tokens`);
   }
+});
+
+t.test('Ctrl-C during the format warm-up stops it within a warm-up step', async (t) => {
+  const dir = t.testdir();
+  const abort = new AbortController();
+  let abortedAt = 0;
+  const summary = await train(config(dir, { tasks: { formatWarmupSteps: 500 } }), {
+    signal: abort.signal,
+    onEvent: (e: TrainEvent) => {
+      if (e.type === 'warmup' && !abort.signal.aborted) {
+        abortedAt = performance.now();
+        abort.abort();
+      }
+    },
+  });
+  const seconds = (performance.now() - abortedAt) / 1000;
+  t.ok(abortedAt > 0, 'the warm-up was under way');
+  t.ok(seconds < 5, `train() returned ${seconds.toFixed(2)} s after the abort (it used to finish all 500 warm-up steps)`);
+  t.match(summary, { steps: 0, stopped: true });
+  t.notOk(existsSync(path.join(dir, 'checkpoints')) && readdirSync(path.join(dir, 'checkpoints')).length > 0, 'nothing was saved');
+});
+
+t.test('a policy whose numbers went non-finite stops the run with an error naming the last good checkpoint', async (t) => {
+  const dir = t.testdir();
+  const base = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  await train(base);
+  // NaN in the final norm of checkpoint 1: every logit of the resumed policy is NaN.
+  const file = path.join(dir, 'checkpoints', 'step-1', 'model.safetensors');
+  const bytes = readFileSync(file);
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString()) as Record<string, { data_offsets: [number, number] }>;
+  const [start, end] = header['model.norm.weight']!.data_offsets;
+  for (let i = 8 + headerLength + start; i < 8 + headerLength + end; i += 4) bytes.writeUInt32LE(0x7fc00000, i);
+  writeFileSync(file, bytes);
+  await t.rejects(train({ ...base, run: { ...base.run, steps: 2, resume: true } }), {
+    code: 'ERR_SWERL_NUMERIC',
+    message: /^step 2: 8 of 8 rollouts were sampled with non-finite logprobs .*; the run stopped and this step was not saved; the last good checkpoint is .*step-1 \(step 1\)\. Lower optimizer\.lr/,
+  });
+  t.same(metricsRows(dir).map((r) => r.step), [1], 'step 2 left no metrics');
 });
