@@ -30,6 +30,12 @@ commands:
       --served-model-name ID   the model id clients send (default: the directory's name)
       --device cpu|cuda[:N]    default cpu
       --max-batch-size N       sequences decoded together (default 64)
+      --max-n N                most choices per request (default 64)
+      --max-body-bytes N       largest request body (default 16 MiB)
+      --api-key KEY            require Authorization: Bearer KEY on every route but /health
+                               (default: $SWERL_API_KEY; none when unset)
+      --weights-root DIR       /update_weights_from_disk loads only from under DIR
+                               (default: the model directory's parent folder)
 ${EVAL_USAGE}  tasks validate <path>   gold patch must score 1 and the untouched repo 0 (each run twice)
       --repos DIR              clones for dataset rows: DIR/owner__name or DIR/owner/name
       --test-command CMD       the test command for rows (the test files are appended)
@@ -231,6 +237,10 @@ async function serveCommand(args: string[]): Promise<number> {
       'served-model-name': { type: 'string' },
       device: { type: 'string', default: 'cpu' },
       'max-batch-size': { type: 'string' },
+      'max-n': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      'api-key': { type: 'string' },
+      'weights-root': { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `serve takes one model directory, got ${positionals.length}\n\n${USAGE}`);
@@ -244,7 +254,16 @@ async function serveCommand(args: string[]): Promise<number> {
     ...(values['max-batch-size'] !== undefined ? { maxBatchSize: positiveInt(values['max-batch-size'], '--max-batch-size', 64) } : {}),
   });
   const modelName = values['served-model-name'] ?? basename(resolve(dir));
-  const server = await startServer(policy, { host: values.host!, port, modelName });
+  const apiKey = values['api-key'] ?? process.env.SWERL_API_KEY;
+  const server = await startServer(policy, {
+    host: values.host!,
+    port,
+    modelName,
+    weightsRoot: resolve(values['weights-root'] ?? resolve(dir, '..')),
+    ...(values['max-n'] !== undefined ? { maxN: positiveInt(values['max-n'], '--max-n', 64) } : {}),
+    ...(values['max-body-bytes'] !== undefined ? { maxBodyBytes: positiveInt(values['max-body-bytes'], '--max-body-bytes', 16 * 1024 * 1024) } : {}),
+    ...(apiKey ? { apiKey } : {}),
+  });
   console.log(`swerl serve: ${modelName} at ${server.url}/v1 (Ctrl-C stops)`);
   await new Promise<void>((done) => {
     const stop = () => done();

@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
+
 /** An error that becomes an OpenAI-style error response. */
 export class HttpError extends Error {
   constructor(
@@ -33,6 +35,7 @@ export async function readJson(req: IncomingMessage, limitBytes: number): Promis
     throw new HttpError(400, `the request body is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new HttpError(400, `the request body nests more than ${MAX_JSON_DEPTH} levels deep`);
   return body as Record<string, unknown>;
 }
 
@@ -76,8 +79,9 @@ export function optionalNumber(body: Record<string, unknown>, field: string, fal
   return v;
 }
 
-export function optionalInteger(body: Record<string, unknown>, field: string, fallback: number, min: number): number {
-  return optionalNumber(body, field, fallback, (v) => (Number.isInteger(v) && v >= min ? undefined : `must be an integer >= ${min}`));
+export function optionalInteger(body: Record<string, unknown>, field: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`;
+  return optionalNumber(body, field, fallback, (v) => (Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer ${range}`));
 }
 
 export function optionalBoolean(body: Record<string, unknown>, field: string, fallback: boolean): boolean {

@@ -13,14 +13,16 @@
  * Concurrent requests share the policy's decode batches. Sampling is pure temperature unless a
  * request asks for top_p / top_k. Bad requests get OpenAI-style error JSON with its status.
  */
-import { randomUUID } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 import { SwerlError } from '../errors.js';
 import { parseToolCalls, renderChat, type ChatMessage } from '../policy/chat-template.js';
 import type { NativePolicy } from '../policy/native-policy.js';
+import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../policy/native-policy-options.js';
 import {
   badRequest,
   EventStream,
@@ -41,8 +43,48 @@ export interface ServeOptions {
   port?: number;
   /** The model id clients name; default 'swerl'. */
   modelName?: string;
-  /** Largest request body accepted. Default 64 MiB. */
+  /** Largest request body accepted, refused with 413 as it streams in. Default 16 MiB. */
   maxBodyBytes?: number;
+  /** Most choices one request may ask for (n, times the prompts of a batched completion). Default 64. */
+  maxN?: number;
+  /**
+   * When set, every route but GET /health needs `Authorization: Bearer <apiKey>` (as vLLM's
+   * --api-key). Default: none (the server listens on loopback by default).
+   */
+  apiKey?: string;
+  /**
+   * /update_weights_from_disk loads only directories under this folder (symlinks resolved).
+   * Default: none, and weight updates are refused.
+   */
+  weightsRoot?: string;
+}
+
+/**
+ * A prompt of more bytes than this per context token cannot fit: refused before it is
+ * tokenized (a 50 MB prompt once took 77 s and 4.9 GB to tokenize, then was refused).
+ */
+export const MAX_PROMPT_BYTES_PER_TOKEN = 64;
+/** max_tokens when the model names no context length. */
+const MAX_TOKENS_UNBOUNDED_CONTEXT = 1 << 20;
+
+/**
+ * One abort listener per request, fanned out to its choices: n choices each listening on the
+ * request's signal made every abort (and every listener added) cost O(n).
+ */
+class ChoiceAborts {
+  private readonly children = new Set<AbortController>();
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener('abort', () => this.children.forEach((c) => c.abort()), { once: true });
+  }
+  child(): AbortController {
+    const controller = new AbortController();
+    if (this.signal.aborted) controller.abort();
+    else this.children.add(controller);
+    return controller;
+  }
+  release(controller: AbortController): void {
+    this.children.delete(controller);
+  }
 }
 
 export interface RunningServer {
@@ -76,9 +118,14 @@ const now = () => Math.floor(Date.now() / 1000);
 
 export async function startServer(policy: NativePolicy, options: ServeOptions = {}): Promise<RunningServer> {
   const modelName = options.modelName ?? 'swerl';
-  const maxBody = options.maxBodyBytes ?? 64 * 1024 * 1024;
+  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const maxN = options.maxN ?? 64;
+  const apiKey = options.apiKey ? Buffer.from(options.apiKey) : undefined;
+  const weightsRoot = options.weightsRoot !== undefined ? realpathSync(options.weightsRoot) : undefined;
   const vocab = policy.config.native.vocabSize;
   const maxContext = policy.config.hf.max_position_embeddings ?? Infinity;
+  const maxPromptBytes = maxContext * MAX_PROMPT_BYTES_PER_TOKEN;
+  const maxTokensCap = Number.isFinite(maxContext) ? maxContext : MAX_TOKENS_UNBOUNDED_CONTEXT;
   const created = now();
   let updates: Promise<unknown> = Promise.resolve();
 
@@ -104,8 +151,10 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       throw badRequest('logit_bias', 'is not supported');
     const topK = optionalInteger(body, 'top_k', 0, -1);
     return {
-      maxTokens: optionalInteger(body, maxTokensField, defaultMaxTokens, 0),
-      temperature: optionalNumber(body, 'temperature', 1, (v) => (v >= 0 ? undefined : 'must be >= 0')),
+      maxTokens: optionalNumber(body, maxTokensField, Math.min(defaultMaxTokens, maxTokensCap), (v) =>
+        !Number.isInteger(v) || v < 0 ? 'must be an integer >= 0'
+        : v > maxTokensCap ? `is over ${maxTokensCap}, this model's maximum context length` : undefined),
+      temperature: optionalNumber(body, 'temperature', 1, (v) => (v === 0 || (v >= MIN_TEMPERATURE && v <= MAX_TEMPERATURE) ? undefined : `must be 0 (greedy) or in [${MIN_TEMPERATURE}, ${MAX_TEMPERATURE}]`)),
       topP: optionalNumber(body, 'top_p', 1, (v) => (v > 0 && v <= 1 ? undefined : 'must be in (0, 1]')),
       topK: topK < 0 ? 0 : topK,
       seed: body.seed === undefined || body.seed === null ? undefined : optionalInteger(body, 'seed', 0, 0),
@@ -113,7 +162,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       // vLLM's ignore_eos: sample max_tokens whatever comes (benchmarks).
       stopTokens: body.stop_token_ids !== undefined && body.stop_token_ids !== null ? tokenIds(body.stop_token_ids, 'stop_token_ids')
         : optionalBoolean(body, 'ignore_eos', false) ? [] : undefined,
-      n: optionalInteger(body, 'n', 1, 1),
+      n: optionalInteger(body, 'n', 1, 1, maxN),
     };
   }
 
@@ -122,11 +171,21 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       throw badRequest('max_tokens', `with the prompt's ${prompt.length} tokens exceeds this model's maximum context length of ${maxContext} tokens`);
   }
 
+  /** A text prompt too long to fit whatever it tokenizes to: refused by its bytes, untokenized. */
+  function checkPromptBytes(text: string, field: string): void {
+    // UTF-16 length bounds the UTF-8 bytes from below, so the cheap test comes first.
+    if (text.length > maxPromptBytes || Buffer.byteLength(text) > maxPromptBytes)
+      throw badRequest(field, `is over ${maxPromptBytes} bytes: more than this model's maximum context of ${maxContext} tokens can hold at ${MAX_PROMPT_BYTES_PER_TOKEN} bytes a token`);
+  }
+
+  function encode(text: string, field: string): number[] {
+    checkPromptBytes(text, field);
+    return policy.tokenizer.encode(text);
+  }
+
   /** One generation, with stop strings and streaming deltas; rejects 'cancelled' as an abort. */
-  async function generate(prompt: ArrayLike<number>, s: Sampling, index: number, signal: AbortSignal, listener?: Listener): Promise<Completion> {
-    const stopper = new AbortController();
-    const onAbort = () => stopper.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+  async function generate(prompt: ArrayLike<number>, s: Sampling, index: number, aborts: ChoiceAborts, listener?: Listener): Promise<Completion> {
+    const stopper = aborts.child();
     // Text is decoded token by token only when someone reads it as it comes (a stream, stop
     // strings); otherwise once at the end.
     const incremental = listener !== undefined || s.stop.length > 0;
@@ -162,7 +221,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
         finishReason: g.finishReason === 'length' && !streamer.stopped ? 'length' : 'stop',
       };
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      aborts.release(stopper);
     }
   }
 
@@ -189,7 +248,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     return 0;
   }
 
-  async function completions(res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async function completions(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
     checkModel(body);
     if (optionalBoolean(body, 'echo', false)) throw badRequest('echo', 'is not supported');
     const s = sampling(body, 'max_tokens', 16);
@@ -197,13 +256,14 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     const asIds = optionalBoolean(body, 'return_tokens_as_token_ids', false);
     const raw = body.prompt;
     const prompts: number[][] =
-      typeof raw === 'string' ? [policy.tokenizer.encode(raw)]
+      typeof raw === 'string' ? [encode(raw, 'prompt')]
       : Array.isArray(raw) && raw.length > 0 && raw.every((p) => typeof p === 'number') ? [tokenIds(raw, 'prompt')]
-      : Array.isArray(raw) && raw.length > 0 && raw.every((p) => typeof p === 'string') ? (raw as string[]).map((p) => policy.tokenizer.encode(p))
-      : Array.isArray(raw) && raw.length > 0 && raw.every(Array.isArray) ? raw.map((p, i) => tokenIds(p, `prompt[${i}]`))
+      : Array.isArray(raw) && raw.length > 0 && raw.length <= maxN && raw.every((p) => typeof p === 'string') ? (raw as string[]).map((p, i) => encode(p, `prompt[${i}]`))
+      : Array.isArray(raw) && raw.length > 0 && raw.length <= maxN && raw.every(Array.isArray) ? raw.map((p, i) => tokenIds(p, `prompt[${i}]`))
       : [];
     if (prompts.length === 0 || prompts.some((p) => p.length === 0))
-      throw badRequest('prompt', 'must be a string, an array of token ids, or an array of either, none empty');
+      throw badRequest('prompt', `must be a string, an array of token ids, or an array of at most ${maxN} of either, none empty`);
+    if (prompts.length * s.n > maxN) throw badRequest('n', `times the ${prompts.length} prompts is ${prompts.length * s.n} choices; at most ${maxN} per request`);
     for (const p of prompts) checkContext(p, s);
     const id = `cmpl-${randomUUID()}`;
     const jobs = prompts.flatMap((prompt, p) => Array.from({ length: s.n }, (_, k) => ({ prompt, index: p * s.n + k })));
@@ -255,12 +315,19 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     const kwargs = (body.chat_template_kwargs ?? {}) as { enable_thinking?: unknown };
     if (kwargs.enable_thinking !== undefined && typeof kwargs.enable_thinking !== 'boolean')
       throw badRequest('chat_template_kwargs.enable_thinking', 'must be true or false');
-    const messages = (body.messages as Record<string, unknown>[]).map((m, i) => {
-      if (typeof m !== 'object' || m === null) throw badRequest(`messages[${i}]`, 'must be an object');
-      const content = Array.isArray(m.content)
-        ? (m.content as { type?: string; text?: string }[]).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('')
-        : m.content;
-      return { ...m, content } as unknown as ChatMessage;
+    checkPromptBytes(JSON.stringify(body.messages) + (body.tools === undefined ? '' : JSON.stringify(body.tools)), 'messages');
+    const messages = (body.messages as unknown[]).map((m, i) => {
+      if (typeof m !== 'object' || m === null || Array.isArray(m)) throw badRequest(`messages[${i}]`, 'must be an object');
+      const message = m as Record<string, unknown>;
+      const content = Array.isArray(message.content)
+        ? message.content.map((part: unknown, j) => {
+            if (typeof part !== 'object' || part === null) throw badRequest(`messages[${i}].content[${j}]`, 'must be a content part such as {"type": "text", "text": "..."}');
+            const { type, text } = part as { type?: unknown; text?: unknown };
+            if (type === 'text' && typeof text !== 'string') throw badRequest(`messages[${i}].content[${j}].text`, 'must be a string');
+            return type === 'text' ? text : '';
+          }).join('')
+        : message.content;
+      return { ...message, content } as unknown as ChatMessage;
     });
     try {
       return renderChat(policy.tokenizer, messages, {
@@ -298,7 +365,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     };
   }
 
-  async function chatCompletions(res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async function chatCompletions(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
     checkModel(body);
     const maxField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
     const s = sampling(body, maxField, Math.min(4096, Number.isFinite(maxContext) ? maxContext : 4096));
@@ -348,14 +415,14 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     });
   }
 
-  async function sglangGenerate(res: ServerResponse, body: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async function sglangGenerate(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
     if (optionalBoolean(body, 'stream', false)) throw badRequest('stream', 'is not supported on /generate; use /v1/completions');
     const prompt = body.input_ids !== undefined ? tokenIds(body.input_ids, 'input_ids')
-      : typeof body.text === 'string' && body.text.length > 0 ? policy.tokenizer.encode(body.text)
+      : typeof body.text === 'string' && body.text.length > 0 ? encode(body.text, 'text')
       : undefined;
     if (!prompt) throw badRequest('input_ids', 'or text is required (one prompt)');
     const p = (body.sampling_params ?? {}) as Record<string, unknown>;
-    if (typeof p !== 'object' || Array.isArray(p)) throw badRequest('sampling_params', 'must be an object');
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw badRequest('sampling_params', 'must be an object');
     // SGLang names the seed sampling_seed; skip_special_tokens and no_stop_trim are what swerl does anyway.
     const s = sampling({ ...p, n: 1, seed: p.sampling_seed ?? p.seed }, 'max_new_tokens', 128);
     checkContext(prompt, s);
@@ -374,10 +441,14 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
   async function updateWeights(res: ServerResponse, body: Record<string, unknown>): Promise<void> {
     const dir = body.model_path;
     const refuse = (message: string) => sendJson(res, 400, { success: false, message, error: { message, type: 'invalid_request_error', param: 'model_path', code: 400 } });
+    if (weightsRoot === undefined) return refuse('weight updates are off on this server: start it with --weights-root DIR (weightsRoot) to load checkpoints from under DIR');
     if (typeof dir !== 'string' || dir === '') return refuse('model_path is required: the directory of a checkpoint of this model');
     if (!existsSync(dir) || !statSync(dir).isDirectory()) return refuse(`model_path ${dir} is not a directory`);
+    const real = realpathSync(dir);
+    if (real !== weightsRoot && !real.startsWith(weightsRoot + path.sep))
+      return refuse(`model_path ${dir} is outside ${weightsRoot}, the only folder this server loads weights from (--weights-root)`);
     const started = performance.now();
-    const update = updates.then(() => policy.reloadWeights(dir));
+    const update = updates.then(() => policy.reloadWeights(real));
     updates = update.catch(() => undefined);
     try {
       const version = await update;
@@ -387,9 +458,24 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     }
   }
 
+  function authorized(req: IncomingMessage): boolean {
+    if (!apiKey) return true;
+    const given = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+    return given.length === apiKey.length && timingSafeEqual(given, apiKey);
+  }
+
+  /** A POST body must say it is JSON: a web page's form or text/plain post (no preflight) is refused. */
+  function body(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') return Promise.reject(new HttpError(415, `the request's content-type is ${JSON.stringify(type || '(none)')}; send application/json`));
+    return readJson(req, maxBody);
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const key = `${req.method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
+    if (key !== 'GET /health' && !authorized(req)) throw new HttpError(401, 'this server needs an API key: send Authorization: Bearer <key>');
+    const aborts = new ChoiceAborts(signal);
     res.setHeader('x-swerl-weight-version', String(policy.weights.version));
     switch (key) {
       case 'GET /health': {
@@ -399,13 +485,13 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       case 'GET /v1/models':
         return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'swerl', max_model_len: Number.isFinite(maxContext) ? maxContext : null }] });
       case 'POST /v1/completions':
-        return completions(res, await readJson(req, maxBody), signal);
+        return completions(res, await body(req), aborts);
       case 'POST /v1/chat/completions':
-        return chatCompletions(res, await readJson(req, maxBody), signal);
+        return chatCompletions(res, await body(req), aborts);
       case 'POST /generate':
-        return sglangGenerate(res, await readJson(req, maxBody), signal);
+        return sglangGenerate(res, await body(req), aborts);
       case 'POST /update_weights_from_disk':
-        return updateWeights(res, await readJson(req, maxBody));
+        return updateWeights(res, await body(req));
     }
     const known = ['/health', '/v1/models', '/v1/completions', '/v1/chat/completions', '/generate', '/update_weights_from_disk'];
     if (known.includes(url.pathname)) throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);

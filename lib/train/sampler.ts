@@ -50,7 +50,7 @@ export async function openSampler(config: TrainConfig, learner: NativePolicy): P
   try {
     for (let i = 0; i < s.launch; i++) {
       const policy = await NativePolicy.load(first, { device: config.model.device, seed: config.run.seed + 1 + i, maxBatchSize: config.model.maxBatchSize });
-      launched.push({ policy, server: await startServer(policy, { port: 0, modelName: 'swerl-sampler' }) });
+      launched.push({ policy, server: await startServer(policy, { port: 0, modelName: 'swerl-sampler', weightsRoot: syncDir }) });
     }
     const remote = await RemotePolicy.connect(learner.tokenizer, {
       servers: s.launch > 0 ? launched.map((l) => l.server.url) : s.servers,

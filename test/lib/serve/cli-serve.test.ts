@@ -18,7 +18,7 @@ t.test('swerl serve: loads a model directory, serves, stops on SIGINT', async (t
   const url = (await waitForLine(child, /swerl serve: tiny at (http:\/\/127\.0\.0\.1:\d+)\/v1/))[1]!;
   const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
   t.same(models.data.map((m) => m.id), ['tiny']);
-  const out = (await (await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'hi', max_tokens: 4 }) })).json()) as { choices: { token_ids: number[] }[] };
+  const out = (await (await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'hi', max_tokens: 4 }) })).json()) as { choices: { token_ids: number[] }[] };
   t.ok(out.choices[0]!.token_ids.length >= 1, 'a completion');
   const stopped = waitForLine(child, /swerl serve: stopped/);
   child.kill('SIGINT');

@@ -3,6 +3,7 @@
 // weight update that the next request sees and the one in flight does not, a client that goes
 // away, and RemotePolicy against it inside a real rollout (FrozenLake through the agent loop).
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 
 import OpenAI from 'openai';
@@ -23,11 +24,14 @@ const ASK = [{ role: 'user' as const, content: 'Weather in Paris?' }];
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
 
 const policy = await NativePolicy.load(TINY, { seed: 7, maxBatchSize: 16, optimizer: { lr: 3e-3 } });
-const server = await startServer(policy, { port: 0, modelName: 'tiny' });
+// The one folder /update_weights_from_disk may load from.
+const WEIGHTS_ROOT = await fs.mkdtemp(path.join(os.tmpdir(), 'swerl-serve-weights-'));
+const server = await startServer(policy, { port: 0, modelName: 'tiny', weightsRoot: WEIGHTS_ROOT });
 const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 t.teardown(async () => {
   await server.close();
   policy.dispose();
+  await fs.rm(WEIGHTS_ROOT, { recursive: true, force: true });
 });
 
 /** Sampler logprobs must equal a full forward's of the same tokens. */
@@ -145,14 +149,14 @@ t.test('chat completions, streaming, and tools parsed into tool_calls', async (t
 
 t.test('errors: OpenAI-style JSON with the right status', async (t) => {
   await t.rejects(client.completions.create({ model: 'other', prompt: 'x', max_tokens: 2 }), { status: 404, message: /model `other` does not exist/ });
-  await t.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: 2, temperature: -1 }), { status: 400, message: /temperature must be >= 0/ });
+  await t.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: 2, temperature: -1 }), { status: 400, message: /temperature must be 0 \(greedy\) or in \[0\.01, 10\]/ });
   await t.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: 2, presence_penalty: 0.5 }), { status: 400, message: /presence_penalty is not supported/ });
   await t.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: 2, logprobs: 3 }), { status: 400, message: /logprobs must be 0/ });
   await t.rejects(client.completions.create({ model: 'tiny', prompt: [1, 2, 999], max_tokens: 2 }), { status: 400, message: /prompt\[2\] must be a token id in \[0, 265\)/ });
   await t.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: 10 ** 6 }), { status: 400, message: /maximum context length/ });
   await t.rejects(client.chat.completions.create({ model: 'tiny', messages: [], max_tokens: 2 }), { status: 400, message: /messages must be a non-empty array/ });
 
-  const raw = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: '{not json' });
+  const raw = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
   t.equal(raw.status, 400);
   t.match(await raw.json(), { error: { type: 'invalid_request_error', message: /not valid JSON/ } });
   t.equal((await fetch(`${server.url}/v1/nothing`)).status, 404);
@@ -160,7 +164,7 @@ t.test('errors: OpenAI-style JSON with the right status', async (t) => {
 });
 
 t.test("SGLang's /generate", async (t) => {
-  const res = await fetch(`${server.url}/generate`, { method: 'POST', body: JSON.stringify({ input_ids: [5, 6, 7], sampling_params: { max_new_tokens: 8, temperature: 1, sampling_seed: 3 }, return_logprob: true }) });
+  const res = await fetch(`${server.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_ids: [5, 6, 7], sampling_params: { max_new_tokens: 8, temperature: 1, sampling_seed: 3 }, return_logprob: true }) });
   t.equal(res.status, 200);
   const out = (await res.json()) as { output_ids: number[]; meta_info: { output_token_logprobs: [number, number, null][]; finish_reason: { type: string } } };
   t.same(out.meta_info.output_token_logprobs.map((e) => e[1]), out.output_ids, 'ids in the logprob entries');
@@ -196,7 +200,7 @@ t.test('RemotePolicy against swerl serve inside a real rollout, both protocols',
 });
 
 t.test('a weight update: seen by the next request, not by the one in flight', async (t) => {
-  const dir = path.join(t.testdir(), 'other');
+  const dir = path.join(WEIGHTS_ROOT, 'other');
   const other = await NativePolicy.load(TINY, { seed: 99 });
   await other.save(dir);
   const prompt = [10, 20, 30, 40];
@@ -206,7 +210,7 @@ t.test('a weight update: seen by the next request, not by the one in flight', as
   const inFlight = client.completions.create(greedy);
   for (let i = 0; i < 200 && policy.load.running === 0; i++) await new Promise((r) => setTimeout(r, 5));
   t.ok(policy.load.running > 0, 'a request is decoding when the update arrives');
-  const update = await fetch(`${server.url}/update_weights_from_disk`, { method: 'POST', body: JSON.stringify({ model_path: dir }) });
+  const update = await fetch(`${server.url}/update_weights_from_disk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model_path: dir }) });
   t.equal(update.status, 200);
   t.match(await update.json(), { success: true, weight_version: 1 });
   const during = (await inFlight).choices[0] as unknown as { token_ids: number[] };
@@ -220,7 +224,7 @@ t.test('a weight update: seen by the next request, not by the one in flight', as
 
   const remote = await RemotePolicy.connect(policy.tokenizer, { servers: [server.url] });
   t.equal(await remote.updateWeights(dir), 1, 'RemotePolicy.updateWeights counts versions');
-  const bad = await fetch(`${server.url}/update_weights_from_disk`, { method: 'POST', body: JSON.stringify({ model_path: path.join(dir, 'missing') }) });
+  const bad = await fetch(`${server.url}/update_weights_from_disk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model_path: path.join(dir, 'missing') }) });
   t.equal(bad.status, 400);
   t.match(await bad.json(), { success: false, message: /is not a directory/ });
   await t.rejects(remote.updateWeights('/nonexistent'), { code: 'ERR_SWERL_REMOTE', message: /failed on 1 of 1 server/ });
@@ -230,7 +234,7 @@ t.test('a weight update: seen by the next request, not by the one in flight', as
 
 t.test('a client that goes away frees its place in the batch', async (t) => {
   const aborter = new AbortController();
-  const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'long', max_tokens: 5000, stream: true, temperature: 1 }), signal: aborter.signal });
+  const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'long', max_tokens: 5000, stream: true, temperature: 1 }), signal: aborter.signal });
   const reader = res.body!.getReader();
   await reader.read();
   t.ok(policy.load.running > 0, 'decoding');

@@ -52,12 +52,13 @@ async function checkRun(t: Test, dir: string) {
 
 t.test('external servers: the first sync replaces their weights; every step syncs', async (t) => {
   const served = await NativePolicy.load(presetConfig('qwen3-tiny', 265), { seed: 1234 });
-  const server = await startServer(served, { port: 0 });
+  const dir = path.join(t.testdir(), 'run');
+  // The run writes its weights under dir; the server loads from nowhere else.
+  const server = await startServer(served, { port: 0, weightsRoot: path.dirname(dir) });
   t.teardown(async () => {
     await server.close();
     served.dispose();
   });
-  const dir = path.join(t.testdir(), 'run');
   const summary = await train(config(dir, { kind: 'remote', servers: [server.url] }));
   t.equal(summary.steps, 2);
   await checkRun(t, dir);
