@@ -346,6 +346,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   readonly options: Readonly<ResolvedOptions>;
   /** The socket in use, once connected. */
   socketPath: string | null = null;
+  /** Whether the storage driver bounds a container's writable layer (known after the first create). */
+  storageQuota: boolean | undefined = undefined;
   private connecting: Promise<Docker> | null = null;
   private started: Promise<void> | null = null;
   private baseReady: Promise<void> | null = null;
@@ -446,12 +448,16 @@ export class DockerSandboxBackend implements SandboxBackend {
       SecurityOpt: ['no-new-privileges'],
       Binds: binds.map((b) => `${b}:${b}:ro`),
       ...(this.options.cpus !== undefined ? { NanoCpus: Math.round(this.options.cpus * 1e9) } : {}),
-      ...(fromBase ? { ReadonlyRootfs: true, Tmpfs: { '/tmp': 'rw,nosuid,nodev,mode=1777' } } : {}),
+      ShmSize: l.shmBytes,
+      ...(fromBase ? { ReadonlyRootfs: true, Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${l.diskBytes}` } } : {}),
+      // The container's writable layer, where the driver can bound it (overlay on xfs with
+      // pquota, btrfs, zfs); elsewhere the create is retried without and the rlimits remain.
+      ...(this.storageQuota !== false ? { StorageOpt: { size: String(l.diskBytes) } } : {}),
     };
     if (!fromBase) await this.ensureImage(docker, image);
     let container: Docker.Container;
     try {
-      container = await docker.createContainer({
+      const create = (host: Docker.HostConfig) => docker.createContainer({
         name: id,
         Image: image,
         Entrypoint: ['sh', '-c', KEEPALIVE],
@@ -466,8 +472,16 @@ export class DockerSandboxBackend implements SandboxBackend {
         },
         NetworkDisabled: true,
         ...(fromBase ? { Volumes: { [workdir]: {} } } : {}),
-        HostConfig: hostConfig,
+        HostConfig: host,
       });
+      container = await create(hostConfig).catch(async (error: unknown) => {
+        if (this.storageQuota !== undefined || !hostConfig.StorageOpt || !/storage|quota|size/i.test(errorMessage(error))) throw error;
+        // The driver has no storage quota: remember, and create without one.
+        this.storageQuota = false;
+        const { StorageOpt: _unsupported, ...withoutQuota } = hostConfig;
+        return create(withoutQuota);
+      });
+      this.storageQuota ??= true;
     } catch (error) {
       if (statusOf(error) === 404) {
         throw new SwerlError('ERR_SWERL_SANDBOX', `image ${image} is not on the Docker host (${errorMessage(error)}); pull or load it first`);

@@ -26,6 +26,7 @@ import { SwerlError, invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
 import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
+import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, type SandboxCgroup } from './local-bounds.js';
 import { OutputCollector } from './output.js';
 import { OWN_START, ownerAlive } from './owner.js';
 import {
@@ -163,6 +164,8 @@ export class LocalSandboxBackend implements SandboxBackend {
   readonly options: Readonly<ResolvedOptions>;
   private readonly mountArgs: string[];
   private probed: Promise<void> | null = null;
+  /** bwrap >= 0.8 can refuse nested user namespaces (--disable-userns); older ones cannot. */
+  private disableUserns = false;
 
   constructor(options: LocalSandboxOptions = {}) {
     const parsed = parseOptions(options, 'sandbox');
@@ -187,13 +190,17 @@ export class LocalSandboxBackend implements SandboxBackend {
     const dir = path.join(this.options.root, id);
     await fs.mkdir(dir, { mode: 0o711 });
     let uid = -1;
+    let cgroup: SandboxCgroup | null = null;
     try {
       uid = IS_ROOT ? await this.claimUid(id) : process.getuid!();
       const meta: SandboxMeta = { id, label, ownerPid: process.pid, ownerStart: OWN_START, uid, createdAt: new Date().toISOString() };
       await fs.writeFile(path.join(dir, 'meta.json.tmp'), JSON.stringify(meta));
       await fs.rename(path.join(dir, 'meta.json.tmp'), path.join(dir, 'meta.json'));
-      const work = path.join(dir, 'work');
-      const tmp = path.join(dir, 'tmp');
+      const limits = this.options.limits;
+      const base = mountDisk(dir, limits.diskBytes, localBounds());
+      cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
+      const work = path.join(base, 'work');
+      const tmp = path.join(base, 'tmp');
       await fs.mkdir(tmp, { mode: 0o700 });
       if (spec.repoDir !== undefined) {
         if (!existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
@@ -203,8 +210,11 @@ export class LocalSandboxBackend implements SandboxBackend {
         await fs.mkdir(work);
         if (IS_ROOT) await Promise.all([fs.chown(work, uid, uid), fs.chown(tmp, uid, uid)]);
       }
-      return new LocalSandbox(id, label, workdir, dir, uid, this.options.limits, this.mountArgs, () => this.releaseUid(uid), spec.env ?? {});
+      const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp };
+      return new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
     } catch (error) {
+      cgroup?.remove();
+      unmountDisk(dir);
       removeTree(dir);
       if (IS_ROOT && uid >= 0) await this.releaseUid(uid);
       throw error;
@@ -238,6 +248,8 @@ export class LocalSandboxBackend implements SandboxBackend {
     const ids = new Set(doomed.map((d) => d.meta.id));
     for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
     for (const { dir, meta } of doomed) {
+      unmountDisk(dir);
+      removeCgroups(cgroupDirsOf(meta.id, localBounds()));
       removeTree(dir);
       if (meta.uid >= 0 && IS_ROOT) await this.releaseUid(meta.uid);
     }
@@ -249,9 +261,9 @@ export class LocalSandboxBackend implements SandboxBackend {
     await fs.mkdir(path.join(this.options.root, '.uids'), { recursive: true, mode: 0o711 });
     await fs.chmod(this.options.root, 0o711).catch(() => undefined);
     await this.reap();
-    const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', ...this.mountArgs, '--proc', '/proc', '--dev', '/dev', 'true'], {
-      encoding: 'utf8',
-    });
+    const probeArgs = ['--unshare-all', '--die-with-parent', ...this.mountArgs, '--proc', '/proc', '--dev', '/dev'];
+    this.disableUserns = spawnSync('bwrap', [...probeArgs, '--unshare-user', '--disable-userns', 'true']).status === 0;
+    const probe = spawnSync('bwrap', [...probeArgs, 'true'], { encoding: 'utf8' });
     if (probe.error || probe.status !== 0) {
       const why = probe.error ? `could not run bwrap (${probe.error.message})` : `bwrap failed: ${probe.stderr.trim()}`;
       throw new SwerlError(
@@ -294,7 +306,7 @@ class LocalSandbox implements Sandbox {
     private readonly dir: string,
     private readonly uid: number,
     private readonly limits: SandboxLimits,
-    private readonly mountArgs: readonly string[],
+    private readonly confinement: Confinement,
     private readonly release: () => Promise<void>,
     specEnv: Record<string, string>,
   ) {
@@ -367,6 +379,8 @@ class LocalSandbox implements Sandbox {
     const closing = [...this.running].map((child) => new Promise((resolve) => child.once('close', resolve)));
     for (const child of this.running) killGroup(child.pid!);
     await Promise.all(closing);
+    this.confinement.cgroup?.remove();
+    unmountDisk(this.dir);
     await fs.rm(this.dir, { recursive: true, force: true }).catch(() => removeTree(this.dir));
     await this.release();
     this.untrack();
@@ -375,6 +389,8 @@ class LocalSandbox implements Sandbox {
   destroySync(): void {
     this.destroyed = true;
     for (const child of this.running) killGroup(child.pid!);
+    this.confinement.cgroup?.remove();
+    unmountDisk(this.dir);
     removeTree(this.dir);
     if (IS_ROOT) rmSync(path.join(path.dirname(this.dir), '.uids', String(this.uid)), { force: true });
   }
@@ -382,13 +398,17 @@ class LocalSandbox implements Sandbox {
 
   private cachedCommandLine: string[] | null = null;
 
-  /** prlimit → bwrap with this sandbox's binds, up to the environment and --chdir. */
+  /** [join the cgroup →] prlimit → bwrap with this sandbox's binds, up to the environment and --chdir. */
   private commandLine(): string[] {
     if (this.cachedCommandLine) return this.cachedCommandLine;
     const l = this.limits;
+    const c = this.confinement;
+    // The command moves itself into the sandbox's cgroup, then becomes prlimit.
+    const joinCgroup = c.cgroup ? ['sh', '-c', 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"', 'sh', ...c.cgroup.procs, '--'] : [];
     // As non-root, RLIMIT_NPROC counts all of the user's processes: leave room for those.
     const processes = IS_ROOT ? l.maxProcesses : l.maxProcesses + countProcessesOf(this.uid);
     this.cachedCommandLine = [
+      ...joinCgroup,
       'prlimit',
       `--cpu=${l.cpuSeconds}`,
       `--as=${l.memoryBytes}`,
@@ -397,18 +417,26 @@ class LocalSandbox implements Sandbox {
       '--',
       'bwrap',
       '--unshare-all',
+      ...(c.disableUserns ? ['--unshare-user', '--disable-userns'] : []),
       '--die-with-parent',
       '--new-session',
-      ...this.mountArgs,
+      ...c.mountArgs,
       '--proc',
       '/proc',
+      // bwrap's /dev is a RAM tmpfs as large as the host's: read-only but for a bounded /dev/shm.
       '--dev',
       '/dev',
+      '--size',
+      String(l.shmBytes),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
+      '/dev',
       '--bind',
-      path.join(this.dir, 'tmp'),
+      c.tmp,
       '/tmp',
       '--bind',
-      path.join(this.dir, 'work'),
+      c.work,
       this.workdir,
       // the root itself is bwrap's tmpfs: read-only, so that no write lands outside the binds
       '--remount-ro',
@@ -416,6 +444,16 @@ class LocalSandbox implements Sandbox {
     ];
     return this.cachedCommandLine;
   }
+}
+
+/** How a sandbox is confined beyond its rlimits (local-bounds.ts). */
+interface Confinement {
+  mountArgs: readonly string[];
+  cgroup: SandboxCgroup | null;
+  disableUserns: boolean;
+  /** Host folders bound at the work dir and /tmp. */
+  work: string;
+  tmp: string;
 }
 
 function countProcessesOf(uid: number): number {

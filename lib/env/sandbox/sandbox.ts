@@ -70,12 +70,22 @@ export interface SandboxSpec {
 export interface SandboxLimits {
   /** CPU seconds per process. */
   cpuSeconds: number;
-  /** Bytes of memory: address space per process (local), cgroup limit (docker). */
+  /**
+   * Bytes of memory for the whole sandbox (a cgroup: docker always, local where the machine
+   * lets swerl make one), and the address space of each of its processes (local).
+   */
   memoryBytes: number;
   /** Processes (and threads) the sandbox may have at once. */
   maxProcesses: number;
   /** The largest file a command may write, in bytes. */
   maxFileBytes: number;
+  /**
+   * Bytes the work tree and /tmp may hold together (local as root: a loop-mounted ext4 image
+   * per sandbox; docker: the container's storage quota where the driver has one, and /tmp).
+   */
+  diskBytes: number;
+  /** Size of the sandbox's /dev/shm (a tmpfs; the rest of /dev is read-only). */
+  shmBytes: number;
   /** Default exec output cap, in bytes. */
   maxOutputBytes: number;
   /** Default exec timeout, in milliseconds. */
@@ -87,6 +97,8 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   memoryBytes: 4 * 1024 ** 3,
   maxProcesses: 256,
   maxFileBytes: 256 * 1024 ** 2,
+  diskBytes: 4 * 1024 ** 3,
+  shmBytes: 64 * 1024 ** 2,
   maxOutputBytes: 8 * 1024 ** 2,
   timeoutMs: 90_000,
 };
@@ -110,6 +122,8 @@ export const LIMITS_SCHEMA = {
     memoryBytes: { type: 'integer', minimum: 64 * 1024 ** 2, default: DEFAULT_LIMITS.memoryBytes },
     maxProcesses: { type: 'integer', minimum: 4, default: DEFAULT_LIMITS.maxProcesses },
     maxFileBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxFileBytes },
+    diskBytes: { type: 'integer', minimum: 16 * 1024 ** 2, default: DEFAULT_LIMITS.diskBytes },
+    shmBytes: { type: 'integer', minimum: 1024 ** 2, default: DEFAULT_LIMITS.shmBytes },
     maxOutputBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxOutputBytes },
     timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_LIMITS.timeoutMs },
   },

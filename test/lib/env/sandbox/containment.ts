@@ -25,6 +25,8 @@ export interface BackendUnderTest {
   childSpec: { backend: string; options: Record<string, unknown> };
   /** Sandboxes and processes (or containers) of `label` still present, seen from outside. */
   leftovers(label: string): Promise<{ sandboxes: number; processes: number }>;
+  /** Which whole-sandbox bounds this machine gives the backend (the rest are per process). */
+  wholeSandbox: { disk: boolean; memory: boolean };
 }
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -167,6 +169,55 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     t.equal(after.output, 'alive\n', 'the sandbox still works after the bomb');
     await sandbox.destroy();
     t.ok(await eventually(async () => (await under.leftovers(label)).processes === 0), 'no process of the bomb outlives destroy()');
+  });
+
+  t.test('the work tree and /tmp are bounded together by diskBytes', { skip: !under.wholeSandbox.disk && `${under.name} has no disk bound on this machine` }, async (t) => {
+    const diskBytes = 64 * 1024 ** 2;
+    const backend = await under.make({ diskBytes, maxFileBytes: 1024 ** 3 });
+    const sandbox = await backend.create({ repoDir: repo, label: freshLabel('disk') });
+    t.teardown(() => sandbox.destroy());
+    const r = await sandbox.exec('for i in 1 2 3; do head -c 40000000 /dev/zero > /tmp/f$i; head -c 40000000 /dev/zero > big$i; done 2>&1; du -cb /tmp big* | tail -1', { timeoutMs: 30_000 });
+    t.match(r.output, /No space left on device/, 'writing 240 MB hits ENOSPC');
+    const written = Number(/(\d+)\s+total/.exec(r.output)?.[1]);
+    t.ok(written <= diskBytes, `${written} bytes landed, within the ${diskBytes}-byte bound`);
+    t.equal((await sandbox.exec('rm -f /tmp/f* big* && echo ok > small && cat small')).output, 'ok\n', 'freeing space lets the sandbox write again');
+  });
+
+  t.test('/dev is read-only but for a bounded /dev/shm', async (t) => {
+    const shmBytes = 8 * 1024 ** 2;
+    const backend = await under.make({ shmBytes });
+    const sandbox = await backend.create({ repoDir: repo, label: freshLabel('dev') });
+    t.teardown(() => sandbox.destroy());
+    // Local: read-only. Docker: its own /dev, a 64 MiB tmpfs. Either way not the host's RAM.
+    const fill = await sandbox.exec('head -c 100000000 /dev/zero > /dev/fill 2>&1; stat -c %s /dev/fill 2>/dev/null || echo 0; echo written > /dev/null && echo null-ok');
+    const filled = Number(fill.output.trim().split('\n').at(-2));
+    t.ok(/Read-only file system|Permission denied/.test(fill.output) || filled <= 64 * 1024 ** 2, `/dev took ${filled} of 100 MB`);
+    t.match(fill.output, /null-ok/, '/dev/null still takes writes');
+    const shm = await sandbox.exec('head -c 100000000 /dev/zero > /dev/shm/fill 2>&1; stat -c %s /dev/shm/fill');
+    const size = Number(shm.output.trim().split('\n').at(-1));
+    t.ok(size <= shmBytes, `/dev/shm took ${size} of 100 MB (bound ${shmBytes})`);
+  });
+
+  t.test('memory is bounded for the sandbox as a whole, not per process', { skip: !under.wholeSandbox.memory && `${under.name} bounds memory per process only on this machine` }, async (t) => {
+    const memoryBytes = 256 * 1024 ** 2;
+    const backend = await under.make({ memoryBytes });
+    const sandbox = await backend.create({ repoDir: repo, label: freshLabel('mem') });
+    t.teardown(() => sandbox.destroy());
+    // Four processes of 100 MB resident each: each fits the per-process bound, all four do not.
+    const hold = `python3 -c "import time; b = b'x' * (100 * 2**20); time.sleep(3); print('held')"`;
+    const r = await sandbox.exec(`for i in 1 2 3 4; do ${hold} & done; wait`, { timeoutMs: 60_000 });
+    const held = (r.output.match(/held/g) ?? []).length;
+    t.ok(held < 4, `${held} of 4 processes kept 100 MB against a 256 MB sandbox`);
+    t.ok(held >= 1, 'one process of 100 MB fits');
+  });
+
+  t.test('nested user namespaces are refused', async (t) => {
+    const backend = await under.make();
+    const sandbox = await backend.create({ repoDir: repo, label: freshLabel('userns') });
+    t.teardown(() => sandbox.destroy());
+    const r = await sandbox.exec('unshare -U -r id -u 2>&1; echo "exit $?"');
+    t.notMatch(r.output, /^0$/m, 'no root inside a new user namespace');
+    t.match(r.output, /exit [1-9]/);
   });
 
   t.test('nothing survives destroy()', async (t) => {

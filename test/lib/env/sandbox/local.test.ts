@@ -5,6 +5,7 @@ import t from 'tap';
 
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { containmentSuite } from './containment.js';
+import { localBounds } from '../../../../lib/env/sandbox/local-bounds.js';
 
 const root = t.testdir({ root: {} }) + '/root';
 
@@ -87,4 +88,5 @@ containmentSuite(t, {
     sandboxes: readdirSync(root).filter((d) => d.startsWith(`${label}-`)).length,
     processes: sandboxProcesses(label),
   }),
+  wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
 });

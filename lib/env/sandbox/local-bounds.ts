@@ -1,0 +1,149 @@
+/**
+ * Bounds on a local sandbox as a whole, beyond the per-process rlimits: what this machine
+ * allows is probed once per backend.
+ *
+ * - disk: as root, the work tree and /tmp live on a loop-mounted ext4 image of diskBytes
+ *   (sparse: it costs what is written), so a sandbox gets ENOSPC, never the host's disk;
+ * - memory and processes: a cgroup (v2, or v1's memory and pids controllers) per sandbox
+ *   with memoryBytes and maxProcesses, which every command joins before bwrap starts.
+ *
+ * Where neither is possible (not root, no writable cgroup), the bounds are the rlimits alone:
+ * each file up to maxFileBytes, each process up to memoryBytes of address space and the
+ * sandbox to maxProcesses processes, so memory is bounded by memoryBytes x maxProcesses and
+ * disk by nothing but the host. `describeBounds()` says which applies.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync, chownSync } from 'node:fs';
+import path from 'node:path';
+
+import { SwerlError } from '../../errors.js';
+
+const IS_ROOT = process.getuid?.() === 0;
+const CGROUP = '/sys/fs/cgroup';
+
+export interface LocalBounds {
+  disk: 'loop-ext4' | 'none';
+  memory: 'cgroup-v2' | 'cgroup-v1' | 'rlimit';
+}
+
+let probed: LocalBounds | undefined;
+
+/** What this machine allows, probed once per process. */
+export function localBounds(): LocalBounds {
+  return (probed ??= { disk: probeDisk(), memory: probeCgroups() });
+}
+
+export function describeBounds(b: LocalBounds): string {
+  return `disk: ${b.disk === 'loop-ext4' ? 'a loop-mounted ext4 image per sandbox' : 'per file only (not root)'}; ` +
+    `memory: ${b.memory === 'rlimit' ? 'per process only (no writable cgroup)' : `a ${b.memory} cgroup per sandbox`}`;
+}
+
+function probeDisk(): LocalBounds['disk'] {
+  if (!IS_ROOT) return 'none';
+  const ok = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+  return ok('mkfs.ext4') && ok('mount') && existsSync('/dev/loop-control') ? 'loop-ext4' : 'none';
+}
+
+function probeCgroups(): LocalBounds['memory'] {
+  if (!IS_ROOT) return 'rlimit';
+  const probe = (dirs: string[]) => {
+    try {
+      for (const dir of dirs) mkdirSync(dir, { recursive: true });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (existsSync(`${CGROUP}/cgroup.controllers`)) {
+    const controllers = readFileSync(`${CGROUP}/cgroup.controllers`, 'utf8');
+    if (!/\bmemory\b/.test(controllers) || !/\bpids\b/.test(controllers)) return 'rlimit';
+    try {
+      writeFileSync(`${CGROUP}/cgroup.subtree_control`, '+memory +pids');
+      if (!probe([`${CGROUP}/swerl`])) return 'rlimit';
+      writeFileSync(`${CGROUP}/swerl/cgroup.subtree_control`, '+memory +pids');
+      return 'cgroup-v2';
+    } catch {
+      return 'rlimit';
+    }
+  }
+  return probe([`${CGROUP}/memory/swerl`, `${CGROUP}/pids/swerl`]) ? 'cgroup-v1' : 'rlimit';
+}
+
+/** Runs a host command; a failure is a sandbox error naming it. */
+function must(command: string, args: string[]): void {
+  const r = spawnSync(command, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${(r.stderr || r.error?.message || '').trim()}`);
+}
+
+/** The folder under `dir` holding work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
+export function mountDisk(dir: string, bytes: number, bounds: LocalBounds): string {
+  if (bounds.disk === 'none') return dir;
+  const image = path.join(dir, 'disk.img');
+  const mountpoint = path.join(dir, 'disk');
+  mkdirSync(mountpoint);
+  // Sparse, no reserved blocks, tables initialized lazily: a 4 GiB image costs ~5 MB and 30 ms.
+  must('truncate', ['-s', String(bytes), image]);
+  must('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'lazy_itable_init=1,lazy_journal_init=1', image]);
+  must('mount', ['-o', 'loop,nosuid,nodev', image, mountpoint]);
+  rmdirSync(path.join(mountpoint, 'lost+found'));
+  return mountpoint;
+}
+
+/** Unmounts what mountDisk mounted (lazily: a dying process may still hold it a moment). */
+export function unmountDisk(dir: string): void {
+  const mountpoint = path.join(dir, 'disk');
+  if (!existsSync(mountpoint)) return;
+  spawnSync('umount', ['-l', mountpoint]);
+}
+
+export interface SandboxCgroup {
+  /** Files a process writes its pid to, to join (writable by the sandbox's uid). */
+  procs: string[];
+  remove(): void;
+}
+
+/** A cgroup with the sandbox's memory and process bounds, or null where there is none. */
+export function createCgroup(id: string, memoryBytes: number, maxProcesses: number, uid: number, bounds: LocalBounds): SandboxCgroup | null {
+  if (bounds.memory === 'rlimit') return null;
+  const dirs = cgroupDirsOf(id, bounds);
+  for (const dir of dirs) mkdirSync(dir);
+  const remove = () => removeCgroups(dirs);
+  try {
+    if (bounds.memory === 'cgroup-v2') {
+      writeFileSync(`${dirs[0]}/memory.max`, String(memoryBytes));
+      if (existsSync(`${dirs[0]}/memory.swap.max`)) writeFileSync(`${dirs[0]}/memory.swap.max`, '0');
+      writeFileSync(`${dirs[0]}/pids.max`, String(maxProcesses));
+    } else {
+      writeFileSync(`${dirs[0]}/memory.limit_in_bytes`, String(memoryBytes));
+      if (existsSync(`${dirs[0]}/memory.memsw.limit_in_bytes`)) writeFileSync(`${dirs[0]}/memory.memsw.limit_in_bytes`, String(memoryBytes));
+      writeFileSync(`${dirs[1]}/pids.max`, String(maxProcesses));
+    }
+    const procs = dirs.map((dir) => `${dir}/cgroup.procs`);
+    // The sandbox's own uid moves its command in; it can write no other cgroup's file.
+    for (const file of procs) chownSync(file, uid, uid);
+    return { procs, remove };
+  } catch (error) {
+    remove();
+    throw new SwerlError('ERR_SWERL_SANDBOX', `could not set up the sandbox's cgroup: ${(error as Error).message}`);
+  }
+}
+
+/** Removes a sandbox's cgroup folders (its processes are gone or going). */
+export function removeCgroups(dirs: string[]): void {
+  for (const dir of dirs) {
+    // A cgroup goes once its last process has; the kill that preceded this may still be landing.
+    for (let attempt = 0; attempt < 50 && existsSync(dir); attempt++) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        spawnSync('sleep', ['0.02']);
+      }
+    }
+  }
+}
+
+/** The cgroup folders a sandbox id would have (for reaping what a dead run left). */
+export function cgroupDirsOf(id: string, bounds: LocalBounds): string[] {
+  if (bounds.memory === 'rlimit') return [];
+  return bounds.memory === 'cgroup-v2' ? [`${CGROUP}/swerl/${id}`] : [`${CGROUP}/memory/swerl/${id}`, `${CGROUP}/pids/swerl/${id}`];
+}
