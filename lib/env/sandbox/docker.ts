@@ -475,7 +475,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         HostConfig: host,
       });
       container = await create(hostConfig).catch(async (error: unknown) => {
-        if (this.storageQuota !== undefined || !hostConfig.StorageOpt || !/storage|quota|size/i.test(errorMessage(error))) throw error;
+        // Concurrent first creates may all have asked; each retries once the driver said no.
+        if (this.storageQuota === true || !hostConfig.StorageOpt || !/storage|quota|size/i.test(errorMessage(error))) throw error;
         // The driver has no storage quota: remember, and create without one.
         this.storageQuota = false;
         const { StorageOpt: _unsupported, ...withoutQuota } = hostConfig;

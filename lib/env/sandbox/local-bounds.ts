@@ -13,7 +13,8 @@
  * disk by nothing but the host. `describeBounds()` says which applies.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync, chownSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
@@ -75,12 +76,19 @@ function must(command: string, args: string[]): void {
   if (r.status !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${(r.stderr || r.error?.message || '').trim()}`);
 }
 
-/** The folder under `dir` holding work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
-export function mountDisk(dir: string, bytes: number, bounds: LocalBounds): string {
+/**
+ * Where sandbox disks are mounted: outside the sandbox folders, so that removing a folder (or
+ * the tree holding them) never meets a busy mount. `<id>.dir` records whose disk it is.
+ */
+const DISKS = path.join(os.tmpdir(), 'swerl-disks');
+
+/** The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
+export function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds): string {
   if (bounds.disk === 'none') return dir;
   const image = path.join(dir, 'disk.img');
-  const mountpoint = path.join(dir, 'disk');
-  mkdirSync(mountpoint);
+  const mountpoint = path.join(DISKS, id);
+  mkdirSync(mountpoint, { recursive: true });
+  writeFileSync(`${mountpoint}.dir`, dir);
   // Sparse, no reserved blocks, tables initialized lazily: a 4 GiB image costs ~5 MB and 30 ms.
   must('truncate', ['-s', String(bytes), image]);
   must('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'lazy_itable_init=1,lazy_journal_init=1', image]);
@@ -90,10 +98,26 @@ export function mountDisk(dir: string, bytes: number, bounds: LocalBounds): stri
 }
 
 /** Unmounts what mountDisk mounted (lazily: a dying process may still hold it a moment). */
-export function unmountDisk(dir: string): void {
-  const mountpoint = path.join(dir, 'disk');
+export function unmountDisk(id: string): void {
+  const mountpoint = path.join(DISKS, id);
   if (!existsSync(mountpoint)) return;
   spawnSync('umount', ['-l', mountpoint]);
+  rmSync(mountpoint, { recursive: true, force: true });
+  rmSync(`${mountpoint}.dir`, { force: true });
+}
+
+/** Unmounts the disks whose sandbox folder is gone (a run killed, its folders removed). */
+export function unmountOrphanDisks(): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(DISKS).filter((e) => e.endsWith('.dir'));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const owner = readFileSync(path.join(DISKS, entry), 'utf8');
+    if (!existsSync(owner)) unmountDisk(entry.slice(0, -'.dir'.length));
+  }
 }
 
 export interface SandboxCgroup {

@@ -26,7 +26,7 @@ import { SwerlError, invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
 import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
-import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, type SandboxCgroup } from './local-bounds.js';
+import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { OutputCollector } from './output.js';
 import { OWN_START, ownerAlive } from './owner.js';
 import {
@@ -197,7 +197,7 @@ export class LocalSandboxBackend implements SandboxBackend {
       await fs.writeFile(path.join(dir, 'meta.json.tmp'), JSON.stringify(meta));
       await fs.rename(path.join(dir, 'meta.json.tmp'), path.join(dir, 'meta.json'));
       const limits = this.options.limits;
-      const base = mountDisk(dir, limits.diskBytes, localBounds());
+      const base = mountDisk(dir, id, limits.diskBytes, localBounds());
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');
       const tmp = path.join(base, 'tmp');
@@ -214,7 +214,7 @@ export class LocalSandboxBackend implements SandboxBackend {
       return new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
     } catch (error) {
       cgroup?.remove();
-      unmountDisk(dir);
+      unmountDisk(id);
       removeTree(dir);
       if (IS_ROOT && uid >= 0) await this.releaseUid(uid);
       throw error;
@@ -244,11 +244,12 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (options.label !== undefined && meta.label !== options.label) continue;
       if (options.all || !ownerOf(meta)) doomed.push({ dir, meta });
     }
+    unmountOrphanDisks();
     if (doomed.length === 0) return 0;
     const ids = new Set(doomed.map((d) => d.meta.id));
     for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
     for (const { dir, meta } of doomed) {
-      unmountDisk(dir);
+      unmountDisk(meta.id);
       removeCgroups(cgroupDirsOf(meta.id, localBounds()));
       removeTree(dir);
       if (meta.uid >= 0 && IS_ROOT) await this.releaseUid(meta.uid);
@@ -380,7 +381,7 @@ class LocalSandbox implements Sandbox {
     for (const child of this.running) killGroup(child.pid!);
     await Promise.all(closing);
     this.confinement.cgroup?.remove();
-    unmountDisk(this.dir);
+    unmountDisk(this.id);
     await fs.rm(this.dir, { recursive: true, force: true }).catch(() => removeTree(this.dir));
     await this.release();
     this.untrack();
@@ -390,7 +391,7 @@ class LocalSandbox implements Sandbox {
     this.destroyed = true;
     for (const child of this.running) killGroup(child.pid!);
     this.confinement.cgroup?.remove();
-    unmountDisk(this.dir);
+    unmountDisk(this.id);
     removeTree(this.dir);
     if (IS_ROOT) rmSync(path.join(path.dirname(this.dir), '.uids', String(this.uid)), { force: true });
   }
