@@ -13,7 +13,7 @@
  * disk by nothing but the host. `describeBounds()` says which applies.
  */
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -39,13 +39,22 @@ export function describeBounds(b: LocalBounds): string {
     `memory: ${b.memory === 'rlimit' ? 'per process only (no writable cgroup)' : `a ${b.memory} cgroup per sandbox`}`;
 }
 
+/** Mounts and unmounts a small image for real: root in a container may still have no loop devices. */
 function probeDisk(): LocalBounds['disk'] {
   if (!IS_ROOT) return 'none';
-  const ok = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
-  return ok('mkfs.ext4') && ok('mount') && existsSync('/dev/loop-control') ? 'loop-ext4' : 'none';
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'swerl-disk-probe-'));
+  try {
+    mountDisk(dir, path.basename(dir), 16 * 1024 ** 2, { disk: 'loop-ext4', memory: 'rlimit' });
+    return 'loop-ext4';
+  } catch {
+    return 'none';
+  } finally {
+    unmountDisk(path.basename(dir));
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-function probeCgroups(): LocalBounds['memory'] {
+function probeCgroupKind(): LocalBounds['memory'] {
   if (!IS_ROOT) return 'rlimit';
   const probe = (dirs: string[]) => {
     try {
@@ -68,6 +77,18 @@ function probeCgroups(): LocalBounds['memory'] {
     }
   }
   return probe([`${CGROUP}/memory/swerl`, `${CGROUP}/pids/swerl`]) ? 'cgroup-v1' : 'rlimit';
+}
+
+/** The kind of cgroup that exists, if a sandbox's can really be made, limited and removed. */
+function probeCgroups(): LocalBounds['memory'] {
+  const kind = probeCgroupKind();
+  if (kind === 'rlimit') return kind;
+  try {
+    createCgroup(`probe-${process.pid}`, 64 * 1024 ** 2, 16, process.getuid!(), { disk: 'none', memory: kind })?.remove();
+    return kind;
+  } catch {
+    return 'rlimit';
+  }
 }
 
 /** Runs a host command; a failure is a sandbox error naming it. */
