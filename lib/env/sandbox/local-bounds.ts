@@ -1,6 +1,6 @@
 /**
  * Bounds on a local sandbox as a whole, beyond the per-process rlimits: what this machine
- * allows is probed once per backend.
+ * allows is probed once per process.
  *
  * - disk: as root, the work tree and /tmp live on a loop-mounted ext4 image of diskBytes
  *   (sparse: it costs what is written), so a sandbox gets ENOSPC, never the host's disk;
@@ -35,8 +35,8 @@ export function localBounds(): LocalBounds {
 }
 
 export function describeBounds(b: LocalBounds): string {
-  return `disk: ${b.disk === 'loop-ext4' ? 'a loop-mounted ext4 image per sandbox' : 'per file only (not root)'}; ` +
-    `memory: ${b.memory === 'rlimit' ? 'per process only (no writable cgroup)' : `a ${b.memory} cgroup per sandbox`}`;
+  return `disk: ${b.disk === 'loop-ext4' ? 'a loop-mounted ext4 image per sandbox' : 'per file only (needs root and loop devices)'}; ` +
+    `memory: ${b.memory === 'rlimit' ? 'per process only (needs root and a writable cgroup)' : `a ${b.memory} cgroup per sandbox`}`;
 }
 
 /** Mounts and unmounts a small image for real: root in a container may still have no loop devices. */
