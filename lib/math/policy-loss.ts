@@ -93,6 +93,28 @@ export interface PolicyLossResult {
 /** The largest |entropyCoef| and kl.coef taken. */
 export const MAX_COEF = 100;
 
+/**
+ * The loss's own fields, one schema for every place that takes them (the loss API here, the
+ * training config's algorithm section), with the bounds native/src/token_loss.cc checks again.
+ * No defaults: the loss API and the algorithm presets each supply their own.
+ */
+export const LOSS_FIELDS = {
+  clipLow: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+  clipHigh: { type: ['number', 'null'], minimum: 0 },
+  dualClip: { type: ['number', 'null'], exclusiveMinimum: 1 },
+  // Real coefficients are ~1e-3; past these bounds a value can only be a typo (1e308 made NaN).
+  entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF },
+  kl: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['coef'],
+    properties: {
+      coef: { type: 'number', minimum: 0, maximum: MAX_COEF },
+      kind: { type: 'string', enum: ['k1', 'k2', 'k3'], default: 'k3' },
+    },
+  },
+} as const;
+
 const parseOptions = optionsParser<{
   clipLow: number;
   clipHigh: number | null;
@@ -106,22 +128,13 @@ const parseOptions = optionsParser<{
   type: 'object',
   additionalProperties: false,
   properties: {
-    clipLow: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.2 },
-    clipHigh: { type: ['number', 'null'], minimum: 0, default: 0.28 },
-    dualClip: { type: ['number', 'null'], exclusiveMinimum: 1, default: null },
+    clipLow: { ...LOSS_FIELDS.clipLow, default: 0.2 },
+    clipHigh: { ...LOSS_FIELDS.clipHigh, default: 0.28 },
+    dualClip: { ...LOSS_FIELDS.dualClip, default: null },
     // The sampler's temperature (never 0 here: the loss needs softmax(z / T)); bounds as sampling's.
     temperature: { type: 'number', minimum: 0.01, maximum: 10, default: 1 },
-    // Real coefficients are ~1e-3; past these bounds a value can only be a typo (1e308 made NaN).
-    entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF, default: 0 },
-    kl: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['coef'],
-      properties: {
-        coef: { type: 'number', minimum: 0, maximum: MAX_COEF },
-        kind: { type: 'string', enum: ['k1', 'k2', 'k3'], default: 'k3' },
-      },
-    },
+    entropyCoef: { ...LOSS_FIELDS.entropyCoef, default: 0 },
+    kl: LOSS_FIELDS.kl,
     chunkSize: {
       type: 'object',
       additionalProperties: false,

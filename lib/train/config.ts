@@ -10,7 +10,7 @@ import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loo
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../policy/native-policy-options.js';
-import { MAX_COEF } from '../math/policy-loss.js';
+import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../policy/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 
@@ -302,16 +302,12 @@ const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { prese
     },
     aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] },
     normLength: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 24 },
-    clipLow: { type: 'number', minimum: 0, maximum: 1 },
-    clipHigh: { type: ['number', 'null'], minimum: 0 },
-    dualClip: { type: ['number', 'null'], exclusiveMinimum: 1 },
-    entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF },
-    kl: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      required: ['coef'],
-      properties: { coef: { type: 'number', minimum: 0, maximum: MAX_COEF }, kind: { enum: ['k1', 'k2', 'k3'], default: 'k3' } },
-    },
+    // The loss's fields and bounds are the loss's (lib/math/policy-loss.ts); null turns kl off.
+    clipLow: LOSS_FIELDS.clipLow,
+    clipHigh: LOSS_FIELDS.clipHigh,
+    dualClip: LOSS_FIELDS.dualClip,
+    entropyCoef: LOSS_FIELDS.entropyCoef,
+    kl: { ...LOSS_FIELDS.kl, type: ['object', 'null'] },
     miniBatches: COUNT(1, 100_000),
     epochs: COUNT(1, 100),
   },

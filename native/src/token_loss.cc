@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <cmath>
 #include <vector>
 
 #include "swerl_error.h"
@@ -13,10 +14,11 @@ void check_loss_options(const LossOptions& o) {
   if (!(o.clip_high >= 0.0)) throw_invalid("clipHigh must be >= 0 (Infinity allowed)");
   if (!(o.dual_clip == 0.0 || (o.dual_clip > 1.0 && std::isfinite(o.dual_clip))))
     throw_invalid("dualClip must be 0 (off) or a finite number > 1");
-  if (!(o.temperature > 0.0 && std::isfinite(o.temperature)))
-    throw_invalid("temperature must be a finite number > 0");
-  if (!std::isfinite(o.entropy_coef)) throw_invalid("entropyCoef must be finite");
-  if (!std::isfinite(o.kl_coef)) throw_invalid("kl.coef must be finite");
+  // The same bounds as lib/math/policy-loss.ts's LOSS_FIELDS (test/lib/train/loss-bounds.test.ts).
+  if (!(o.temperature >= 0.01 && o.temperature <= 10.0))
+    throw_invalid("temperature must be in [0.01, 10]");
+  if (!(std::fabs(o.entropy_coef) <= 100.0)) throw_invalid("entropyCoef must be in [-100, 100]");
+  if (!(o.kl_coef >= 0.0 && o.kl_coef <= 100.0)) throw_invalid("kl.coef must be in [0, 100]");
   if (o.kl_kind != KlKind::K1 && o.kl_kind != KlKind::K2 && o.kl_kind != KlKind::K3)
     throw_invalid("kl.kind must be k1, k2 or k3");
 }
