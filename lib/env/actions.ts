@@ -1,5 +1,5 @@
 /**
- * The agent's action grammar (specs/swe-env.md, "The action grammar"): R2E-Gym's text calls
+ * The agent's action grammar (docs/swe-env.md, "The action grammar"): R2E-Gym's text calls
  *
  *   <function=NAME>
  *   <parameter=KEY>VALUE</parameter>

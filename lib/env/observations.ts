@@ -1,5 +1,5 @@
 /**
- * Observation text of the execute_bash tool, byte for byte as specs/swe-env.md describes
+ * Observation text of the execute_bash tool, byte for byte as docs/swe-env.md describes
  * (R2E-Gym's shape): the exit code line, the tool line, then the output with ANSI escapes and
  * carriage returns removed and the middle of long outputs cut.
  */

@@ -1,4 +1,4 @@
-/** The numbers an evaluation reports (specs/swe-env.md, "Test-time scaling"). */
+/** The numbers an evaluation reports (docs/swe-env.md, "Test-time scaling"). */
 
 /**
  * The unbiased pass@k estimator (Chen et al., 2021) for one task with n samples of which c

@@ -1,4 +1,4 @@
-/** Group-relative advantages (specs/loss.md, "Advantages"). */
+/** Group-relative advantages (docs/loss.md, "Advantages"). */
 import { native } from '../native.js';
 import { optionsParser } from '../schema.js';
 import { float32Array, int32Array } from './validate.js';

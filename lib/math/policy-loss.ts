@@ -1,6 +1,6 @@
 /**
  * The GRPO++ policy loss and its gradient, forward and backward in one native call
- * (specs/loss.md). Two forms: over materialized logits [T, V], and fused with the LM head
+ * (docs/loss.md). Two forms: over materialized logits [T, V], and fused with the LM head
  * over hidden states [T, H] and weight [V, H] without ever holding T x V.
  */
 import { SwerlError, invalidArg } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
  * Reward shaping and group filters over whole trajectories, applied before advantages
- * (specs/loss.md, "Truncation policies" and "Group filters").
+ * (docs/loss.md, "Truncation policies" and "Group filters").
  */
 import { invalidArg } from '../errors.js';
 import { native } from '../native.js';

@@ -1,4 +1,4 @@
-/** Per-token weights: how the loss aggregates over tokens (specs/loss.md, "Token weights"). */
+/** Per-token weights: how the loss aggregates over tokens (docs/loss.md, "Token weights"). */
 import { invalidArg } from '../errors.js';
 import { native } from '../native.js';
 import { optionsParser } from '../schema.js';

@@ -45,7 +45,7 @@ export function shapeBatch(trajectories: readonly Trajectory[], algorithm: Algor
   }
   if (algorithm.overlong && n > 0) {
     rewards = overlongPenalty(rewards, trajectories.map((t) => t.responseTokens), algorithm.overlong);
-    // A compact-filtered trajectory keeps reward 0 (specs/loss.md), overlong or not.
+    // A compact-filtered trajectory keeps reward 0 (docs/loss.md), overlong or not.
     rewards = rewards.map((r, i) => (filtered[i] === 1 ? 0 : r));
   }
 

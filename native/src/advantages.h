@@ -1,4 +1,4 @@
-// Group-relative advantages from outcome rewards (specs/loss.md, "Advantages").
+// Group-relative advantages from outcome rewards (docs/loss.md, "Advantages").
 #pragma once
 #include <math.h>
 

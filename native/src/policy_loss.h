@@ -1,4 +1,4 @@
-// The GRPO++ policy loss, forward and backward in one pass (specs/loss.md).
+// The GRPO++ policy loss, forward and backward in one pass (docs/loss.md).
 //  - policy_loss: over materialized logits [T, V].
 //  - fused_linear_policy_loss_*: over hidden states [T, H] and the LM head [V, H], streaming
 //    (token chunk x vocab chunk) tiles: the forward keeps only lse and entropy per token,

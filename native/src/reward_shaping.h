@@ -1,5 +1,5 @@
 // Reward shaping and group filters applied to whole trajectories before advantages
-// (specs/loss.md, "Truncation policies" and "Group filters").
+// (docs/loss.md, "Truncation policies" and "Group filters").
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 // Per-row softmax pieces of the fused loss over tiles of scaled logits s = z / tau, one
-// definition for the CPU twin and the CUDA kernels (specs/loss.md, "Gradient").
+// definition for the CPU twin and the CUDA kernels (docs/loss.md, "Gradient").
 //
 // A row's state after any number of logits: m = their max, se = sum exp(s - m) and
 // sse = sum exp(s - m) (s - m). Keeping s - m (not s) in the entropy's running sum avoids the

@@ -1,4 +1,4 @@
-// The per-token part of the GRPO++ loss (specs/loss.md, "Per-token loss" and "Gradient"),
+// The per-token part of the GRPO++ loss (docs/loss.md, "Per-token loss" and "Gradient"),
 // one definition for the CPU core and the CUDA kernels: everything that depends on a token's
 // logprob but not on its whole distribution.
 #pragma once

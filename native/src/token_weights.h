@@ -1,4 +1,4 @@
-// Per-token loss weights (specs/loss.md, "Token weights"): the loss is sum_t w_t L_t.
+// Per-token loss weights (docs/loss.md, "Token weights"): the loss is sum_t w_t L_t.
 #pragma once
 #include <cstdint>
 #include <vector>

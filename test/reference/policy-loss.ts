@@ -1,5 +1,5 @@
 /**
- * An independent float64 reference of specs/loss.md, written from the spec without looking at
+ * An independent float64 reference of docs/loss.md, written from the spec without looking at
  * the native code: plain loops, the loss as the spec's formula, and the gradient by
  * differentiating that formula branch by branch (itself checked against finite differences).
  */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { shellQuote, type Sandbox } from '../sandbox/sandbox.js';
 
 /**
- * `default`: specs/swe-env.md's interface on every text file. `r2egym`: adds R2E-Gym's quirks
+ * `default`: docs/swe-env.md's interface on every text file. `r2egym`: adds R2E-Gym's quirks
  * (`.py`-only viewing and searching, automatic concise view of long Python files).
  */
 export type ToolProfile = 'default' | 'r2egym';

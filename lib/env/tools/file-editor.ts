@@ -1,5 +1,5 @@
 /**
- * The `file_editor` tool (specs/swe-env.md, "The four tools"): view, create, str_replace,
+ * The `file_editor` tool (docs/swe-env.md, "The four tools"): view, create, str_replace,
  * insert and undo_edit on files inside a sandbox, with R2E-Gym's observation shapes: the
  * `cat -n`-style header lines, numbers right-aligned in 6 columns followed by one space in views
  * and by a TAB in edit snippets, 4 lines of context around edits, and every long text clipped at

@@ -1,5 +1,5 @@
 /**
- * The agent's four tools (specs/swe-env.md): execute_bash, search, file_editor and finish,
+ * The agent's four tools (docs/swe-env.md): execute_bash, search, file_editor and finish,
  * dispatched from parsed actions, plus their descriptions for the system prompt (text mode) and
  * as OpenAI `tools` schemas (chat mode). Both descriptions come from one table, so they always
  * name the same parameters.

@@ -1,5 +1,5 @@
 /**
- * The `search` tool (specs/swe-env.md, "The four tools"), with R2E-Gym's observation shapes:
+ * The `search` tool (docs/swe-env.md, "The four tools"), with R2E-Gym's observation shapes:
  *
  * - a folder: a plain substring search over its non-hidden files (hidden folders are not
  *   entered), counting matching lines per file:

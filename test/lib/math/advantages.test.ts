@@ -8,7 +8,7 @@ const seed = testSeed();
 t.comment(`seed ${seed} (replay with SWERL_TEST_SEED=${seed})`);
 const rng = new Rng(seed);
 
-/** Float64 reference written from specs/loss.md, one trajectory at a time. */
+/** Float64 reference written from docs/loss.md, one trajectory at a time. */
 function reference(rewards: Float32Array, groups: Int32Array, estimator: string): Float64Array {
   return Float64Array.from(rewards, (r, i) => {
     const members = Array.from(rewards).filter((_, j) => groups[j] === groups[i]);

@@ -70,7 +70,7 @@ function algorithm(preset: AlgorithmPreset, overrides: Partial<AlgorithmConfig> 
 }
 
 // ---------------------------------------------------------------------------------------
-// An independent float64 reference of the whole pipeline (specs/loss.md)
+// An independent float64 reference of the whole pipeline (docs/loss.md)
 
 const COMPACT_FILTERED = new Set<TerminationReason>(['max_context', 'max_steps', 'timeout']);
 
