@@ -254,7 +254,8 @@ async function serveCommand(args: string[]): Promise<number> {
     ...(values['max-batch-size'] !== undefined ? { maxBatchSize: positiveInt(values['max-batch-size'], '--max-batch-size', 64) } : {}),
   });
   const modelName = values['served-model-name'] ?? basename(resolve(dir));
-  const apiKey = values['api-key'] ?? process.env.SWERL_API_KEY;
+  // An empty SWERL_API_KEY is unset; an empty --api-key is refused by startServer.
+  const apiKey = values['api-key'] ?? (process.env.SWERL_API_KEY || undefined);
   const server = await startServer(policy, {
     host: values.host!,
     port,
@@ -262,7 +263,7 @@ async function serveCommand(args: string[]): Promise<number> {
     weightsRoot: resolve(values['weights-root'] ?? resolve(dir, '..')),
     ...(values['max-n'] !== undefined ? { maxN: positiveInt(values['max-n'], '--max-n', 64) } : {}),
     ...(values['max-body-bytes'] !== undefined ? { maxBodyBytes: positiveInt(values['max-body-bytes'], '--max-body-bytes', 16 * 1024 * 1024) } : {}),
-    ...(apiKey ? { apiKey } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
   });
   console.log(`swerl serve: ${modelName} at ${server.url}/v1 (Ctrl-C stops)`);
   await new Promise<void>((done) => {

@@ -4,7 +4,7 @@
  */
 import AjvModule, { type ErrorObject, type JSONSchemaType } from 'ajv';
 
-import { invalidArg } from './errors.js';
+import { SwerlError, invalidArg } from './errors.js';
 import { assertJsonDepth } from './util/json-depth.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
@@ -40,13 +40,26 @@ function describe(error: ErrorObject, field: string): { path: string; problem: s
 
 export type OptionsParser<T> = (value: unknown, field: string) => T;
 
+/**
+ * A deep copy of option data. structuredClone and ajv recurse, so a value thousands of levels
+ * deep would blow the stack: depth is measured first, without recursion (a cycle counts as too
+ * deep). A function, a symbol or a getter that throws is refused by name too.
+ */
+function plainCopy(value: unknown, field: string): unknown {
+  try {
+    assertJsonDepth(value, field);
+    return structuredClone(value);
+  } catch (error) {
+    if (error instanceof SwerlError) throw error;
+    throw invalidArg(field, `holds something that is not plain data (${(error as Error)?.message ?? String(error)})`, 'pass numbers, strings, booleans, arrays and plain objects');
+  }
+}
+
 /** A parser for one options section: validates, fills defaults, returns a fresh object. */
 export function optionsParser<T>(schema: JSONSchemaType<T> | object): OptionsParser<T> {
   const validate = ajv.compile<T>(schema as JSONSchemaType<T>);
   return (value, field) => {
-    // structuredClone and ajv recurse: a value thousands of levels deep would blow the stack.
-    assertJsonDepth(value, field);
-    const copy = value === undefined ? {} : structuredClone(value);
+    const copy = value === undefined ? {} : plainCopy(value, field);
     if (!validate(copy)) {
       const { path, problem } = describe(validate.errors![0]!, field);
       throw invalidArg(path, problem);

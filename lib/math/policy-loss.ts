@@ -3,10 +3,10 @@
  * (docs/loss.md). Two forms: over materialized logits [T, V], and fused with the LM head
  * over hidden states [T, H] and weight [V, H] without ever holding T x V.
  */
-import { SwerlError, invalidArg } from '../errors.js';
+import { invalidArg } from '../errors.js';
 import { native, type NativeLossOptions, type NativeLossStats, type NativeTokenInputs } from '../native.js';
 import { optionsParser } from '../schema.js';
-import { float32Array, int32Array, positiveInteger } from './validate.js';
+import { DTYPE_MAX, float32Array, int32Array, positiveInteger } from './validate.js';
 
 export interface PolicyLossOptions {
   /** epsilon_low of the ratio clip (default 0.2). */
@@ -92,6 +92,8 @@ export interface PolicyLossResult {
 
 /** The largest |entropyCoef| and kl.coef taken. */
 export const MAX_COEF = 100;
+/** The largest tile side (chunkSize.tokens, chunkSize.vocab): GEMM sizes are int32. */
+const MAX_CHUNK = 2 ** 31 - 1;
 
 /**
  * The loss's own fields, one schema for every place that takes them (the loss API here, the
@@ -139,9 +141,10 @@ const parseOptions = optionsParser<{
       type: 'object',
       additionalProperties: false,
       default: {},
+      // A tile holds tokens x vocab scores, and both index int32 GEMMs.
       properties: {
-        tokens: { type: 'integer', minimum: 1 },
-        vocab: { type: 'integer', minimum: 1 },
+        tokens: { type: 'integer', minimum: 1, maximum: MAX_CHUNK },
+        vocab: { type: 'integer', minimum: 1, maximum: MAX_CHUNK },
       },
     },
     deterministic: { type: 'boolean', default: true },
@@ -221,7 +224,9 @@ export async function policyLoss(
     length: tokens.targets.length * vocabSize,
     lengthOf: 'T x vocabSize',
   });
-  return assertFinite(await native().policyLoss({ ...tokens, logits, vocabSize }, resolved), 'float32', ['gradLogits']);
+  // The native core checks what it hands back: a non-finite loss, logprob, stat or gradient is
+  // ERR_SWERL_NUMERIC naming it (native/src/loss_checks.h).
+  return native().policyLoss({ ...tokens, logits, vocabSize }, resolved);
 }
 
 /**
@@ -244,36 +249,28 @@ export async function fusedLinearPolicyLoss(
   const vocabSize = positiveInteger(inputs.vocabSize, `${where}.vocabSize`);
   const hiddenSize = positiveInteger(inputs.hiddenSize, `${where}.hiddenSize`);
   const tokens = tokenInputs(inputs, vocabSize, resolved, where);
+  // Operands are rounded to dtype in the core: a value past its range would become Infinity.
+  const range = {
+    range: {
+      max: DTYPE_MAX[placement.dtype],
+      of: placement.dtype,
+      fix: `use dtype ${placement.dtype === 'float16' ? '"bfloat16" or "float32"' : '"float32"'}, or scale the values down`,
+    },
+  };
   const hidden = float32Array(inputs.hidden, `${where}.hidden`, {
     length: tokens.targets.length * hiddenSize,
     lengthOf: 'T x hiddenSize',
+    ...range,
   });
   const weight = float32Array(inputs.weight, `${where}.weight`, {
     length: vocabSize * hiddenSize,
     lengthOf: 'vocabSize x hiddenSize',
+    ...range,
   });
-  const result = await native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
-  // fp16 tops out at 65504: its gradient tiles overflow at large advantages x weights, so in
-  // float16 gradWeight [V, H] is scanned too; gradHidden [T, H] costs little next to the loss.
-  return assertFinite(result, placement.dtype, placement.dtype === 'float16' ? ['gradHidden', 'gradWeight'] : ['gradHidden']);
-}
-
-/**
- * A loss that came back non-finite is an error, never a number to train on: the loss and its
- * stats always (O(1)), the named gradients when asked.
- */
-function assertFinite<R extends PolicyLossResult>(result: R, dtype: string, gradients: readonly (keyof R & string)[]): R {
-  const fix = dtype === 'float16'
-    ? 'float16 overflows past 65504: use dtype "bfloat16" or "float32", or scale the advantages and weights down'
-    : 'scale the advantages and weights down (rewards normalized per group keep them O(1))';
-  if (!Number.isFinite(result.loss)) throw new SwerlError('ERR_SWERL_NUMERIC', `the ${dtype} policy loss is ${result.loss}; ${fix}`);
-  for (const name of gradients) {
-    const values = result[name] as unknown as Float32Array;
-    for (let i = 0; i < values.length; i++) {
-      if (values[i]! - values[i]! !== 0) throw new SwerlError('ERR_SWERL_NUMERIC', `the ${dtype} policy loss's ${name}[${i}] is ${values[i]}; ${fix}`);
-    }
-  }
-  return result;
+  // The core checks what it hands back, on the operands' device: the loss, stats, logprobs and
+  // gradHidden always, gradWeight when its bound cannot rule out an overflow (float16 past
+  // 65504 included); any non-finite value is ERR_SWERL_NUMERIC naming it (native/src/loss_checks.h).
+  return native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
 }
 
 /** For tests and diagnostics of the C++ autograd path (see NativeAddon.projectedPolicyLoss). */

@@ -8,10 +8,15 @@ import { invalidArg } from '../errors.js';
 export type Numbers = ArrayLike<number>;
 
 /**
- * How far above 0 a logprob may come out of a sampler: log-softmax in fp32 can round a
- * near-certain token's logprob a few ulps of its logsumexp above 0, never more.
+ * How far above 0 a logprob may come out of a sampler (native/src/loss_checks.h holds the
+ * same): a sampler that rounds its logsumexp apart from the logit can land a near-certain
+ * token half an ulp of the logsumexp above 0, 6e-5 at logits of 2000; nothing above 1e-4 is
+ * rounding (p, -log p, a sign slip are all far past it).
  */
 export const LOGPROB_SLACK = 1e-4;
+
+/** The largest finite value of each operand dtype (bfloat16's: float32's, 8 mantissa bits). */
+export const DTYPE_MAX = { float32: 3.4028234663852886e38, bfloat16: 3.3895313892515355e38, float16: 65504 } as const;
 
 interface LengthRule {
   /** Required length, and the phrase explaining it (e.g. "T = targets.length"). */
@@ -38,7 +43,7 @@ function checkLength(array: ArrayLike<unknown>, field: string, rule: LengthRule)
 export function float32Array(
   value: unknown,
   field: string,
-  rule: LengthRule & { nonNegative?: boolean; logprob?: boolean } = {},
+  rule: LengthRule & { nonNegative?: boolean; logprob?: boolean; range?: { max: number; of: string; fix: string } } = {},
 ): Float32Array {
   const raw = arrayLike(value, field);
   checkLength(raw, field, rule);
@@ -51,6 +56,9 @@ export function float32Array(
     if (rule.nonNegative && x < 0) throw invalidArg(`${field}[${i}]`, `is ${x}`, 'values must be >= 0');
     if (rule.logprob && x > LOGPROB_SLACK) {
       throw invalidArg(`${field}[${i}]`, `is ${x}, which no log-probability can be`, 'logprobs are <= 0: pass log p, not p or -log p');
+    }
+    if (rule.range && Math.abs(x) > rule.range.max) {
+      throw invalidArg(`${field}[${i}]`, `is ${x}, past ${rule.range.of}'s largest value ${rule.range.max}`, rule.range.fix);
     }
   }
   return array;

@@ -48,13 +48,21 @@ async function readJson(file: string, required: boolean): Promise<{ text: string
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     if (!required) return undefined;
-    throw tokenizerError(
-      file,
-      'does not exist',
-      'point at a Hugging Face model directory that has the fast-tokenizer file tokenizer.json ' +
-        '(tokenizer.save_pretrained(dir) writes it; a directory with only vocab.json and merges.txt needs converting)',
-    );
+    throw missingTokenizerFile(file);
   }
+  return parseJson(file, text);
+}
+
+function missingTokenizerFile(file: string): SwerlError {
+  return tokenizerError(
+    file,
+    'does not exist',
+    'point at a Hugging Face model directory that has the fast-tokenizer file tokenizer.json ' +
+      '(tokenizer.save_pretrained(dir) writes it; a directory with only vocab.json and merges.txt needs converting)',
+  );
+}
+
+function parseJson(file: string, text: string): { text: string; value: unknown } {
   try {
     return { text, value: JSON.parse(text) as unknown };
   } catch (error) {
@@ -139,9 +147,23 @@ class HfTokenizer implements Tokenizer {
 export async function loadTokenizer(dir: string): Promise<Tokenizer> {
   const tokenizerFile = path.join(dir, TOKENIZER_FILE);
   const configFile = path.join(dir, CONFIG_FILE);
-  const tokenizer = (await readJson(tokenizerFile, true))!;
-  const config = await readJson(configFile, false);
+  return buildTokenizer((await readJson(tokenizerFile, true))!, await readJson(configFile, false), tokenizerFile, configFile);
+}
 
+/** The tokenizer of a toFiles() result: what loadTokenizer gives for a directory of those files. */
+export function tokenizerFromFiles(files: Readonly<Record<string, string>>): Tokenizer {
+  const tokenizerText = files[TOKENIZER_FILE];
+  if (tokenizerText === undefined) throw missingTokenizerFile(TOKENIZER_FILE);
+  const configText = files[CONFIG_FILE];
+  return buildTokenizer(parseJson(TOKENIZER_FILE, tokenizerText), configText === undefined ? undefined : parseJson(CONFIG_FILE, configText), TOKENIZER_FILE, CONFIG_FILE);
+}
+
+function buildTokenizer(
+  tokenizer: { text: string; value: unknown },
+  config: { text: string; value: unknown } | undefined,
+  tokenizerFile: string,
+  configFile: string,
+): Tokenizer {
   if (!isObject(tokenizer.value) || !isObject(tokenizer.value.model)) {
     throw tokenizerError(tokenizerFile, 'has no "model" object', 'it is not a Hugging Face tokenizer.json; save the tokenizer again');
   }

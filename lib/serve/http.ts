@@ -1,10 +1,8 @@
 /**
- * HTTP plumbing of `swerl serve`: JSON bodies with a size limit, OpenAI-style errors and
+ * HTTP plumbing of `swerl serve`: request bodies with a size limit, OpenAI-style errors and
  * server-sent events. No framework: node:http is all the server needs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 
 /** An error that becomes an OpenAI-style error response. */
 export class HttpError extends Error {
@@ -20,24 +18,32 @@ export class HttpError extends Error {
 
 export const badRequest = (param: string, message: string) => new HttpError(400, `${param} ${message}`, param);
 
-export async function readJson(req: IncomingMessage, limitBytes: number): Promise<Record<string, unknown>> {
+/**
+ * The request body, refused with 413 as soon as its content-length or the bytes read so far
+ * pass `limitBytes`: never buffered past the limit (node reads and drops the rest after the
+ * answer, so the client, still sending, gets the 413 rather than a broken pipe). The bytes are
+ * a buffer of their own, so they can be moved to another thread.
+ */
+export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Uint8Array> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limitBytes) throw tooLarge(limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limitBytes) throw new HttpError(413, `the request body is larger than ${limitBytes} bytes`);
+    if (size > limitBytes) throw tooLarge(limitBytes);
     chunks.push(chunk as Buffer);
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (error) {
-    throw new HttpError(400, `the request body is not valid JSON: ${(error as Error).message}`);
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new HttpError(400, `the request body nests more than ${MAX_JSON_DEPTH} levels deep`);
-  return body as Record<string, unknown>;
+  return bytes;
 }
+
+const tooLarge = (limitBytes: number) => new HttpError(413, `the request body is larger than ${limitBytes} bytes (--max-body-bytes)`);
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

@@ -12,6 +12,13 @@
  *                               decode steps; requests in flight finish on the old weights
  * Concurrent requests share the policy's decode batches. Sampling is pure temperature unless a
  * request asks for top_p / top_k. Bad requests get OpenAI-style error JSON with its status.
+ *
+ * Bounded as a server on a shared machine must be: POST bodies must be application/json (415:
+ * no web page's simple post gets through) and at most maxBodyBytes (413 as they stream in);
+ * n at most maxN; max_tokens within the context; text prompts refused by their bytes before
+ * they are tokenized; an API key when one is set (401; /health stays open, as in vLLM); weight
+ * updates only from under weightsRoot. Bodies are parsed and tokenized on a worker thread
+ * (request-decoder.ts), so /health and the decode loop never wait on a large one.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
@@ -19,23 +26,15 @@ import path from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-import { SwerlError } from '../errors.js';
-import { parseToolCalls, renderChat, type ChatMessage } from '../policy/chat-template.js';
+import { invalidArg, SwerlError } from '../errors.js';
+import { parseToolCalls } from '../policy/chat-template.js';
 import type { NativePolicy } from '../policy/native-policy.js';
-import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../policy/native-policy-options.js';
-import {
-  badRequest,
-  EventStream,
-  HttpError,
-  optionalBoolean,
-  optionalInteger,
-  optionalNumber,
-  readJson,
-  sendError,
-  sendJson,
-  stopStrings,
-} from './http.js';
+import { EventStream, HttpError, readBody, sendError, sendJson } from './http.js';
+import { RequestDecoder } from './request-decoder.js';
+import type { ChatRequest, CompletionRequest, GenerateRequest, RequestLimits, Route, Sampling, WeightsRequest } from './requests.js';
 import { TextStreamer } from './text-streamer.js';
+
+export { MAX_PROMPT_BYTES_PER_TOKEN } from './requests.js';
 
 export interface ServeOptions {
   host?: string;
@@ -59,13 +58,8 @@ export interface ServeOptions {
   weightsRoot?: string;
 }
 
-/**
- * A prompt of more bytes than this per context token cannot fit: refused before it is
- * tokenized (a 50 MB prompt once took 77 s and 4.9 GB to tokenize, then was refused).
- */
-export const MAX_PROMPT_BYTES_PER_TOKEN = 64;
-/** max_tokens when the model names no context length. */
-const MAX_TOKENS_UNBOUNDED_CONTEXT = 1 << 20;
+const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_N = 64;
 
 /**
  * One abort listener per request, fanned out to its choices: n choices each listening on the
@@ -94,17 +88,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-interface Sampling {
-  maxTokens: number;
-  temperature: number;
-  topP: number;
-  topK: number;
-  seed?: number;
-  stop: string[];
-  stopTokens?: number[];
-  n: number;
-}
-
 interface Completion {
   tokens: number[];
   logprobs: number[];
@@ -116,80 +99,64 @@ type Listener = (delta: { text: string; tokens: number[]; logprobs: number[] }) 
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** ServeOptions checked, with their defaults. */
+interface ServeSettings {
+  host: string;
+  port: number;
+  modelName: string;
+  maxBodyBytes: number;
+  maxN: number;
+  apiKey?: Buffer;
+  weightsRoot?: string;
+}
+
+function serveSettings(options: ServeOptions): ServeSettings {
+  const positive = (field: 'maxBodyBytes' | 'maxN', fallback: number) => {
+    const v = options[field] ?? fallback;
+    if (!Number.isSafeInteger(v) || v < 1) throw invalidArg(`serve.${field}`, `is ${v}`, 'give a positive integer');
+    return v;
+  };
+  const port = options.port ?? 8000;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidArg('serve.port', `is ${port}`, 'give a port number, 0 for any free one');
+  if (options.apiKey === '') throw invalidArg('serve.apiKey', 'is empty', 'give a key, or leave it out to serve without one');
+  let weightsRoot: string | undefined;
+  if (options.weightsRoot !== undefined) {
+    if (!existsSync(options.weightsRoot) || !statSync(options.weightsRoot).isDirectory())
+      throw invalidArg('serve.weightsRoot', `${options.weightsRoot} is not a directory`, 'give the folder that holds the checkpoints to load (--weights-root)');
+    weightsRoot = realpathSync(options.weightsRoot);
+  }
+  return {
+    host: options.host ?? '127.0.0.1',
+    port,
+    modelName: options.modelName ?? 'swerl',
+    maxBodyBytes: positive('maxBodyBytes', DEFAULT_MAX_BODY_BYTES),
+    maxN: positive('maxN', DEFAULT_MAX_N),
+    ...(options.apiKey !== undefined ? { apiKey: Buffer.from(options.apiKey) } : {}),
+    ...(weightsRoot !== undefined ? { weightsRoot } : {}),
+  };
+}
+
+const ROUTES: Record<string, Route> = {
+  '/v1/completions': 'completions',
+  '/v1/chat/completions': 'chat',
+  '/generate': 'generate',
+  '/update_weights_from_disk': 'weights',
+};
+
 export async function startServer(policy: NativePolicy, options: ServeOptions = {}): Promise<RunningServer> {
-  const modelName = options.modelName ?? 'swerl';
-  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
-  const maxN = options.maxN ?? 64;
-  const apiKey = options.apiKey ? Buffer.from(options.apiKey) : undefined;
-  const weightsRoot = options.weightsRoot !== undefined ? realpathSync(options.weightsRoot) : undefined;
-  const vocab = policy.config.native.vocabSize;
+  const { host: listenHost, port: listenPort, modelName, maxBodyBytes, maxN, apiKey, weightsRoot } = serveSettings(options);
   const maxContext = policy.config.hf.max_position_embeddings ?? Infinity;
-  const maxPromptBytes = maxContext * MAX_PROMPT_BYTES_PER_TOKEN;
-  const maxTokensCap = Number.isFinite(maxContext) ? maxContext : MAX_TOKENS_UNBOUNDED_CONTEXT;
+  const limits: RequestLimits = { modelName, vocab: policy.config.native.vocabSize, maxContext, maxN };
+  const decoder = await RequestDecoder.start(policy.tokenizer, limits);
   const created = now();
   let updates: Promise<unknown> = Promise.resolve();
 
-  function checkModel(body: Record<string, unknown>): void {
-    if (body.model !== undefined && body.model !== modelName)
-      throw new HttpError(404, `The model \`${String(body.model)}\` does not exist. This server serves \`${modelName}\`.`, 'model');
-  }
-
-  function tokenIds(value: unknown, field: string): number[] {
-    if (!Array.isArray(value) || value.length === 0) throw badRequest(field, 'must be a non-empty array of token ids');
-    for (const [i, id] of value.entries())
-      if (!Number.isInteger(id) || id < 0 || id >= vocab) throw badRequest(`${field}[${i}]`, `must be a token id in [0, ${vocab})`);
-    return value as number[];
-  }
-
-  function sampling(body: Record<string, unknown>, maxTokensField: string, defaultMaxTokens: number): Sampling {
-    for (const field of ['presence_penalty', 'frequency_penalty', 'repetition_penalty'] as const) {
-      const v = body[field];
-      if (v !== undefined && v !== null && v !== (field === 'repetition_penalty' ? 1 : 0))
-        throw badRequest(field, 'is not supported: swerl samples from the model\'s distribution as it is');
-    }
-    if (body.logit_bias !== undefined && body.logit_bias !== null && Object.keys(body.logit_bias as object).length > 0)
-      throw badRequest('logit_bias', 'is not supported');
-    const topK = optionalInteger(body, 'top_k', 0, -1);
-    return {
-      maxTokens: optionalNumber(body, maxTokensField, Math.min(defaultMaxTokens, maxTokensCap), (v) =>
-        !Number.isInteger(v) || v < 0 ? 'must be an integer >= 0'
-        : v > maxTokensCap ? `is over ${maxTokensCap}, this model's maximum context length` : undefined),
-      temperature: optionalNumber(body, 'temperature', 1, (v) => (v === 0 || (v >= MIN_TEMPERATURE && v <= MAX_TEMPERATURE) ? undefined : `must be 0 (greedy) or in [${MIN_TEMPERATURE}, ${MAX_TEMPERATURE}]`)),
-      topP: optionalNumber(body, 'top_p', 1, (v) => (v > 0 && v <= 1 ? undefined : 'must be in (0, 1]')),
-      topK: topK < 0 ? 0 : topK,
-      seed: body.seed === undefined || body.seed === null ? undefined : optionalInteger(body, 'seed', 0, 0),
-      stop: stopStrings(body),
-      // vLLM's ignore_eos: sample max_tokens whatever comes (benchmarks).
-      stopTokens: body.stop_token_ids !== undefined && body.stop_token_ids !== null ? tokenIds(body.stop_token_ids, 'stop_token_ids')
-        : optionalBoolean(body, 'ignore_eos', false) ? [] : undefined,
-      n: optionalInteger(body, 'n', 1, 1, maxN),
-    };
-  }
-
-  function checkContext(prompt: ArrayLike<number>, s: Sampling): void {
-    if (prompt.length + s.maxTokens > maxContext)
-      throw badRequest('max_tokens', `with the prompt's ${prompt.length} tokens exceeds this model's maximum context length of ${maxContext} tokens`);
-  }
-
-  /** A text prompt too long to fit whatever it tokenizes to: refused by its bytes, untokenized. */
-  function checkPromptBytes(text: string, field: string): void {
-    // UTF-16 length bounds the UTF-8 bytes from below, so the cheap test comes first.
-    if (text.length > maxPromptBytes || Buffer.byteLength(text) > maxPromptBytes)
-      throw badRequest(field, `is over ${maxPromptBytes} bytes: more than this model's maximum context of ${maxContext} tokens can hold at ${MAX_PROMPT_BYTES_PER_TOKEN} bytes a token`);
-  }
-
-  function encode(text: string, field: string): number[] {
-    checkPromptBytes(text, field);
-    return policy.tokenizer.encode(text);
-  }
-
   /** One generation, with stop strings and streaming deltas; rejects 'cancelled' as an abort. */
-  async function generate(prompt: ArrayLike<number>, s: Sampling, index: number, aborts: ChoiceAborts, listener?: Listener): Promise<Completion> {
+  async function generate(prompt: Int32Array, s: Sampling, index: number, aborts: ChoiceAborts, listener?: Listener): Promise<Completion> {
     const stopper = aborts.child();
     // Text is decoded token by token only when someone reads it as it comes (a stream, stop
     // strings); otherwise once at the end.
-    const incremental = listener !== undefined || s.stop.length > 0;
-    const streamer = new TextStreamer(policy.tokenizer, s.stop);
+    const streamer = listener !== undefined || s.stop.length > 0 ? new TextStreamer(policy.tokenizer, s.stop) : undefined;
     try {
       const g = await policy.generate({
         prompt,
@@ -200,7 +167,7 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
         ...(s.seed !== undefined ? { seed: s.seed + index } : {}),
         ...(s.stopTokens ? { stopTokens: s.stopTokens } : {}),
         signal: stopper.signal,
-        ...(incremental
+        ...(streamer
           ? {
               onToken: (token: number, logprob: number) => {
                 const delta = streamer.push(token, logprob);
@@ -210,15 +177,14 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
             }
           : {}),
       });
-      if (g.finishReason === 'cancelled' && !streamer.stopped) throw new HttpError(499, 'the client closed the request');
-      if (!incremental) g.tokens.forEach((token, i) => streamer.push(token, g.logprobs[i]!));
-      const rest = streamer.finish();
-      if (listener && (rest.text || rest.tokens.length)) listener(rest);
+      if (g.finishReason === 'cancelled' && !streamer?.stopped) throw new HttpError(499, 'the client closed the request');
+      const rest = streamer?.finish();
+      if (listener && rest && (rest.text || rest.tokens.length)) listener(rest);
       return {
         tokens: Array.from(g.tokens),
         logprobs: Array.from(g.logprobs),
-        text: streamer.text,
-        finishReason: g.finishReason === 'length' && !streamer.stopped ? 'length' : 'stop',
+        text: streamer ? streamer.text : policy.tokenizer.decode(g.tokens, { skipSpecialTokens: true }),
+        finishReason: g.finishReason === 'length' && !streamer?.stopped ? 'length' : 'stop',
       };
     } finally {
       aborts.release(stopper);
@@ -240,49 +206,26 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     return { tokens: strings, token_logprobs: logprobs, top_logprobs: null, text_offset: textOffset };
   }
 
-  function logprobsCount(body: Record<string, unknown>): number | undefined {
-    const v = body.logprobs;
-    if (v === undefined || v === null || v === false) return undefined;
-    if (v !== 0 && v !== true)
-      throw badRequest('logprobs', 'must be 0: swerl serve returns the sampled tokens\' logprobs, not alternatives');
-    return 0;
-  }
-
-  async function completions(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
-    checkModel(body);
-    if (optionalBoolean(body, 'echo', false)) throw badRequest('echo', 'is not supported');
-    const s = sampling(body, 'max_tokens', 16);
-    const wantLogprobs = logprobsCount(body) !== undefined;
-    const asIds = optionalBoolean(body, 'return_tokens_as_token_ids', false);
-    const raw = body.prompt;
-    const prompts: number[][] =
-      typeof raw === 'string' ? [encode(raw, 'prompt')]
-      : Array.isArray(raw) && raw.length > 0 && raw.every((p) => typeof p === 'number') ? [tokenIds(raw, 'prompt')]
-      : Array.isArray(raw) && raw.length > 0 && raw.length <= maxN && raw.every((p) => typeof p === 'string') ? (raw as string[]).map((p, i) => encode(p, `prompt[${i}]`))
-      : Array.isArray(raw) && raw.length > 0 && raw.length <= maxN && raw.every(Array.isArray) ? raw.map((p, i) => tokenIds(p, `prompt[${i}]`))
-      : [];
-    if (prompts.length === 0 || prompts.some((p) => p.length === 0))
-      throw badRequest('prompt', `must be a string, an array of token ids, or an array of at most ${maxN} of either, none empty`);
-    if (prompts.length * s.n > maxN) throw badRequest('n', `times the ${prompts.length} prompts is ${prompts.length * s.n} choices; at most ${maxN} per request`);
-    for (const p of prompts) checkContext(p, s);
+  async function completions(res: ServerResponse, r: CompletionRequest, signal: ChoiceAborts): Promise<void> {
+    const s = r.sampling;
     const id = `cmpl-${randomUUID()}`;
-    const jobs = prompts.flatMap((prompt, p) => Array.from({ length: s.n }, (_, k) => ({ prompt, index: p * s.n + k })));
+    const jobs = r.prompts.flatMap((prompt, p) => Array.from({ length: s.n }, (_, k) => ({ prompt, index: p * s.n + k })));
 
-    if (optionalBoolean(body, 'stream', false)) {
+    if (r.stream) {
       const stream = new EventStream(res);
       const chunk = (index: number, text: string, extra: object) => ({ id, object: 'text_completion', created: now(), model: modelName, choices: [{ index, text, ...extra }] });
       const results = await Promise.all(
         jobs.map(async ({ prompt, index }) => {
           let offset = 0;
           const done = await generate(prompt, s, index, signal, (d) => {
-            stream.send(chunk(index, d.text, { logprobs: wantLogprobs ? completionLogprobs(d.tokens, d.logprobs, asIds, offset) : null, token_ids: d.tokens, finish_reason: null }));
+            stream.send(chunk(index, d.text, { logprobs: r.logprobs ? completionLogprobs(d.tokens, d.logprobs, r.tokensAsIds, offset) : null, token_ids: d.tokens, finish_reason: null }));
             offset += d.text.length;
           });
           stream.send(chunk(index, '', { logprobs: null, token_ids: [], finish_reason: done.finishReason }));
           return { done, prompt };
         }),
       );
-      if ((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) stream.send({ id, object: 'text_completion', created: now(), model: modelName, choices: [], usage: usage(results) });
+      if (r.includeUsage) stream.send({ id, object: 'text_completion', created: now(), model: modelName, choices: [], usage: usage(results) });
       stream.end();
       return;
     }
@@ -295,50 +238,19 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       choices: results.map(({ done, prompt, index }) => ({
         index,
         text: done.text,
-        logprobs: wantLogprobs ? completionLogprobs(done.tokens, done.logprobs, asIds, 0) : null,
+        logprobs: r.logprobs ? completionLogprobs(done.tokens, done.logprobs, r.tokensAsIds, 0) : null,
         finish_reason: done.finishReason,
         token_ids: done.tokens,
-        prompt_token_ids: prompt,
+        prompt_token_ids: Array.from(prompt),
       })),
       usage: usage(results),
     });
   }
 
-  function usage(results: { done: Completion; prompt: number[] }[]) {
+  function usage(results: { done: Completion; prompt: Int32Array }[]) {
     const promptTokens = [...new Set(results.map((r) => r.prompt))].reduce((a, p) => a + p.length, 0);
     const completionTokens = results.reduce((a, r) => a + r.done.tokens.length, 0);
     return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
-  }
-
-  function chatPrompt(body: Record<string, unknown>): Int32Array {
-    if (!Array.isArray(body.messages) || body.messages.length === 0) throw badRequest('messages', 'must be a non-empty array of chat messages');
-    const kwargs = (body.chat_template_kwargs ?? {}) as { enable_thinking?: unknown };
-    if (kwargs.enable_thinking !== undefined && typeof kwargs.enable_thinking !== 'boolean')
-      throw badRequest('chat_template_kwargs.enable_thinking', 'must be true or false');
-    checkPromptBytes(JSON.stringify(body.messages) + (body.tools === undefined ? '' : JSON.stringify(body.tools)), 'messages');
-    const messages = (body.messages as unknown[]).map((m, i) => {
-      if (typeof m !== 'object' || m === null || Array.isArray(m)) throw badRequest(`messages[${i}]`, 'must be an object');
-      const message = m as Record<string, unknown>;
-      const content = Array.isArray(message.content)
-        ? message.content.map((part: unknown, j) => {
-            if (typeof part !== 'object' || part === null) throw badRequest(`messages[${i}].content[${j}]`, 'must be a content part such as {"type": "text", "text": "..."}');
-            const { type, text } = part as { type?: unknown; text?: unknown };
-            if (type === 'text' && typeof text !== 'string') throw badRequest(`messages[${i}].content[${j}].text`, 'must be a string');
-            return type === 'text' ? text : '';
-          }).join('')
-        : message.content;
-      return { ...message, content } as unknown as ChatMessage;
-    });
-    try {
-      return renderChat(policy.tokenizer, messages, {
-        ...(body.tools ? { tools: body.tools as object[] } : {}),
-        ...(kwargs.enable_thinking !== undefined ? { enableThinking: kwargs.enable_thinking } : {}),
-        addGenerationPrompt: true,
-      }).ids;
-    } catch (error) {
-      if (error instanceof SwerlError) throw new HttpError(400, error.message, 'messages');
-      throw error;
-    }
   }
 
   function chatMessage(text: string, parseTools: boolean) {
@@ -365,20 +277,12 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     };
   }
 
-  async function chatCompletions(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
-    checkModel(body);
-    const maxField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
-    const s = sampling(body, maxField, Math.min(4096, Number.isFinite(maxContext) ? maxContext : 4096));
-    const wantLogprobs = optionalBoolean(body, 'logprobs', false);
-    if (optionalInteger(body, 'top_logprobs', 0, 0) > 0) throw badRequest('top_logprobs', 'must be 0: swerl serve returns the sampled tokens\' logprobs, not alternatives');
-    const parseTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
-    const prompt = chatPrompt(body);
-    if (!body.max_tokens && !body.max_completion_tokens && Number.isFinite(maxContext)) s.maxTokens = Math.max(0, Math.min(s.maxTokens, maxContext - prompt.length));
-    checkContext(prompt, s);
+  async function chatCompletions(res: ServerResponse, r: ChatRequest, signal: ChoiceAborts): Promise<void> {
+    const { sampling: s, prompt, parseTools } = r;
     const id = `chatcmpl-${randomUUID()}`;
     const finishOf = (done: Completion, message: { tool_calls?: unknown[] }) => (message.tool_calls ? 'tool_calls' : done.finishReason);
 
-    if (optionalBoolean(body, 'stream', false)) {
+    if (r.stream) {
       const stream = new EventStream(res);
       const chunk = (index: number, delta: object, extra: object = {}) => ({ id, object: 'chat.completion.chunk', created: now(), model: modelName, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }] });
       const results = await Promise.all(
@@ -386,21 +290,21 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
           stream.send(chunk(index, { role: 'assistant', content: '' }));
           // With tools, the text is held until the end: whether it is a tool call is known then.
           const done = await generate(prompt, s, index, signal, parseTools ? undefined : (d) =>
-            stream.send(chunk(index, { content: d.text }, { logprobs: wantLogprobs ? chatLogprobs(d.tokens, d.logprobs) : null, token_ids: d.tokens })));
+            stream.send(chunk(index, { content: d.text }, { logprobs: r.logprobs ? chatLogprobs(d.tokens, d.logprobs) : null, token_ids: d.tokens })));
           const message = chatMessage(done.text, parseTools);
           if (parseTools) {
             const { role: _role, ...delta } = message;
-            stream.send(chunk(index, delta, { logprobs: wantLogprobs ? chatLogprobs(done.tokens, done.logprobs) : null, token_ids: done.tokens }));
+            stream.send(chunk(index, delta, { logprobs: r.logprobs ? chatLogprobs(done.tokens, done.logprobs) : null, token_ids: done.tokens }));
           }
           stream.send(chunk(index, {}, { finish_reason: finishOf(done, message) }));
-          return { done, prompt: Array.from(prompt) };
+          return { done, prompt };
         }),
       );
-      if ((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) stream.send({ id, object: 'chat.completion.chunk', created: now(), model: modelName, choices: [], usage: usage(results) });
+      if (r.includeUsage) stream.send({ id, object: 'chat.completion.chunk', created: now(), model: modelName, choices: [], usage: usage(results) });
       stream.end();
       return;
     }
-    const results = await Promise.all(Array.from({ length: s.n }, async (_, index) => ({ done: await generate(prompt, s, index, signal), prompt: Array.from(prompt), index })));
+    const results = await Promise.all(Array.from({ length: s.n }, async (_, index) => ({ done: await generate(prompt, s, index, signal), prompt, index })));
     sendJson(res, 200, {
       id,
       object: 'chat.completion',
@@ -408,42 +312,31 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       model: modelName,
       choices: results.map(({ done, index }) => {
         const message = chatMessage(done.text, parseTools);
-        return { index, message, logprobs: wantLogprobs ? chatLogprobs(done.tokens, done.logprobs) : null, finish_reason: finishOf(done, message), token_ids: done.tokens };
+        return { index, message, logprobs: r.logprobs ? chatLogprobs(done.tokens, done.logprobs) : null, finish_reason: finishOf(done, message), token_ids: done.tokens };
       }),
       prompt_token_ids: Array.from(prompt),
       usage: usage(results),
     });
   }
 
-  async function sglangGenerate(res: ServerResponse, body: Record<string, unknown>, signal: ChoiceAborts): Promise<void> {
-    if (optionalBoolean(body, 'stream', false)) throw badRequest('stream', 'is not supported on /generate; use /v1/completions');
-    const prompt = body.input_ids !== undefined ? tokenIds(body.input_ids, 'input_ids')
-      : typeof body.text === 'string' && body.text.length > 0 ? encode(body.text, 'text')
-      : undefined;
-    if (!prompt) throw badRequest('input_ids', 'or text is required (one prompt)');
-    const p = (body.sampling_params ?? {}) as Record<string, unknown>;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw badRequest('sampling_params', 'must be an object');
-    // SGLang names the seed sampling_seed; skip_special_tokens and no_stop_trim are what swerl does anyway.
-    const s = sampling({ ...p, n: 1, seed: p.sampling_seed ?? p.seed }, 'max_new_tokens', 128);
-    checkContext(prompt, s);
-    const done = await generate(prompt, s, 0, signal);
+  async function sglangGenerate(res: ServerResponse, r: GenerateRequest, signal: ChoiceAborts): Promise<void> {
+    const done = await generate(r.prompt, r.sampling, 0, signal);
     const meta: Record<string, unknown> = {
       id: randomUUID().replace(/-/g, ''),
       finish_reason: { type: done.finishReason },
-      prompt_tokens: prompt.length,
+      prompt_tokens: r.prompt.length,
       completion_tokens: done.tokens.length,
       weight_version: String(policy.weights.version),
     };
-    if (optionalBoolean(body, 'return_logprob', false)) meta.output_token_logprobs = done.tokens.map((t, i) => [done.logprobs[i], t, null]);
+    if (r.returnLogprob) meta.output_token_logprobs = done.tokens.map((t, i) => [done.logprobs[i], t, null]);
     sendJson(res, 200, { text: done.text, output_ids: done.tokens, meta_info: meta });
   }
 
-  async function updateWeights(res: ServerResponse, body: Record<string, unknown>): Promise<void> {
-    const dir = body.model_path;
+  async function updateWeights(res: ServerResponse, { modelPath: dir }: WeightsRequest): Promise<void> {
     const refuse = (message: string) => sendJson(res, 400, { success: false, message, error: { message, type: 'invalid_request_error', param: 'model_path', code: 400 } });
     if (weightsRoot === undefined) return refuse('weight updates are off on this server: start it with --weights-root DIR (weightsRoot) to load checkpoints from under DIR');
-    if (typeof dir !== 'string' || dir === '') return refuse('model_path is required: the directory of a checkpoint of this model');
     if (!existsSync(dir) || !statSync(dir).isDirectory()) return refuse(`model_path ${dir} is not a directory`);
+    // Symlinks and .. resolved first: the folder actually read must be under the root.
     const real = realpathSync(dir);
     if (real !== weightsRoot && !real.startsWith(weightsRoot + path.sep))
       return refuse(`model_path ${dir} is outside ${weightsRoot}, the only folder this server loads weights from (--weights-root)`);
@@ -464,38 +357,39 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     return given.length === apiKey.length && timingSafeEqual(given, apiKey);
   }
 
-  /** A POST body must say it is JSON: a web page's form or text/plain post (no preflight) is refused. */
-  function body(req: IncomingMessage): Promise<Record<string, unknown>> {
+  /**
+   * A POST body, read within the size limit and decoded on the request worker. It must say it
+   * is JSON: a web page's form or text/plain post (sent without a CORS preflight) is refused.
+   */
+  async function post(req: IncomingMessage, route: Route, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') return Promise.reject(new HttpError(415, `the request's content-type is ${JSON.stringify(type || '(none)')}; send application/json`));
-    return readJson(req, maxBody);
+    if (type !== 'application/json') throw new HttpError(415, `the request's content-type is ${JSON.stringify(type || '(none)')}; send application/json`);
+    const request = await decoder.decode(route, await readBody(req, maxBodyBytes));
+    const aborts = new ChoiceAborts(signal);
+    switch (request.route) {
+      case 'completions': return completions(res, request, aborts);
+      case 'chat': return chatCompletions(res, request, aborts);
+      case 'generate': return sglangGenerate(res, request, aborts);
+      case 'weights': return updateWeights(res, request);
+    }
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const key = `${req.method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
-    if (key !== 'GET /health' && !authorized(req)) throw new HttpError(401, 'this server needs an API key: send Authorization: Bearer <key>');
-    const aborts = new ChoiceAborts(signal);
+    const pathname = url.pathname.replace(/\/+$/, '') || '/';
+    if (!(req.method === 'GET' && pathname === '/health') && !authorized(req)) throw new HttpError(401, 'this server needs an API key: send Authorization: Bearer <key>');
     res.setHeader('x-swerl-weight-version', String(policy.weights.version));
-    switch (key) {
-      case 'GET /health': {
-        const load = policy.load;
-        return sendJson(res, 200, { status: 'ok', model: modelName, weight_version: policy.weights.version, running: load.running, waiting: load.waiting });
-      }
-      case 'GET /v1/models':
-        return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'swerl', max_model_len: Number.isFinite(maxContext) ? maxContext : null }] });
-      case 'POST /v1/completions':
-        return completions(res, await body(req), aborts);
-      case 'POST /v1/chat/completions':
-        return chatCompletions(res, await body(req), aborts);
-      case 'POST /generate':
-        return sglangGenerate(res, await body(req), aborts);
-      case 'POST /update_weights_from_disk':
-        return updateWeights(res, await body(req));
+    if (req.method === 'GET' && pathname === '/health') {
+      const load = policy.load;
+      return sendJson(res, 200, { status: 'ok', model: modelName, weight_version: policy.weights.version, running: load.running, waiting: load.waiting });
     }
-    const known = ['/health', '/v1/models', '/v1/completions', '/v1/chat/completions', '/generate', '/update_weights_from_disk'];
-    if (known.includes(url.pathname)) throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
-    throw new HttpError(404, `no route ${req.method} ${url.pathname}; this server has ${known.join(', ')}`);
+    if (req.method === 'GET' && pathname === '/v1/models')
+      return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'swerl', max_model_len: Number.isFinite(maxContext) ? maxContext : null }] });
+    const postRoute = ROUTES[pathname];
+    if (req.method === 'POST' && postRoute) return post(req, postRoute, res, signal);
+    const known = ['/health', '/v1/models', ...Object.keys(ROUTES)];
+    if (known.includes(pathname)) throw new HttpError(405, `${req.method} is not allowed on ${pathname}`);
+    throw new HttpError(404, `no route ${req.method} ${pathname}; this server has ${known.join(', ')}`);
   }
 
   const server: Server = createServer((req, res) => {
@@ -522,10 +416,15 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8000, options.host ?? '127.0.0.1', () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(listenPort, listenHost, () => resolve());
+    });
+  } catch (error) {
+    await decoder.close();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -535,6 +434,6 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
-      }),
+      }).then(() => decoder.close()),
   };
 }

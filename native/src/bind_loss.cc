@@ -1,7 +1,10 @@
 // Bindings of the two policy losses (async: O(T x V) work) and of the autograd probe.
 #include <torch/csrc/autograd/autograd.h>
 
+#include <cmath>
+
 #include "bindings.h"
+#include "loss_checks.h"
 #include "loss_js.h"
 #include "napi_util.h"
 #include "policy_loss.h"
@@ -76,6 +79,15 @@ void read_token_inputs(const Napi::Object& in, LossJob& job, std::vector<Napi::O
     job.ref_logprobs = sized(ref, job.tokens, "kl.refLogprobs");
     owners.push_back(ref.owner);
   }
+  check_token_values(job.tokens, job.old_logprobs, job.advantages, job.weights, job.ref_logprobs);
+}
+
+// A size JS has checked (a positive integer); NaN or 1e300 would be undefined behaviour as int64.
+int64_t size_field(const Napi::Object& o, const char* name) {
+  const double x = number_field(o, name);
+  if (!(x >= 1 && x <= 2147483647.0 && x == std::floor(x)))
+    throw_invalid(std::string(name) + " must be an integer in [1, 2^31)");
+  return int64_t(x);
 }
 
 PolicyLossInputs token_tensors(LossJob& job) {
@@ -100,7 +112,7 @@ LossCall begin_loss_call(const Napi::CallbackInfo& info) {
   call.inputs = object_arg(info, 0, "inputs");
   read_loss_options(object_arg(info, 1, "options"), call.job->options, call.job->chunks);
   read_token_inputs(call.inputs, *call.job, call.owners);
-  call.job->vocab = int64_t(number_field(call.inputs, "vocabSize"));
+  call.job->vocab = size_field(call.inputs, "vocabSize");
   return call;
 }
 
@@ -124,6 +136,9 @@ Napi::Value PolicyLoss(const Napi::CallbackInfo& info) {
         [](LossJob& j) {
           PolicyLossResult r =
               policy_loss(view(j.logits, {j.tokens, j.vocab}), token_tensors(j), j.options);
+          const NumericScope scope{"policyLoss", at::kFloat};
+          require_finite_forward(r.stats, r.logprobs, r.entropy, scope);
+          require_finite(r.grad_logits, "gradLogits", scope);
           j.stats = r.stats;
           j.logprobs = r.logprobs;
           j.entropy = r.entropy;
@@ -140,7 +155,7 @@ Napi::Value PolicyLoss(const Napi::CallbackInfo& info) {
 Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto [job, owners, in] = begin_loss_call(info);
-    job->hidden_size = int64_t(number_field(in, "hiddenSize"));
+    job->hidden_size = size_field(in, "hiddenSize");
     const auto hidden = float32_field(in, "hidden");
     const auto weight = float32_field(in, "weight");
     job->hidden = sized(hidden, job->tokens * job->hidden_size, "hidden");
@@ -159,8 +174,14 @@ Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
           const PolicyLossInputs in = token_tensors(j);
           FusedLinearForward f =
               fused_linear_policy_loss_forward(hidden, weight, in, j.options, j.chunks);
+          // On the operands' device, before anything is copied back: the forward's O(T)
+          // results, then gradHidden [T, H]; gradWeight [V, H] only past its bound.
+          const NumericScope scope{"fusedLinearPolicyLoss", j.operand_type};
+          require_finite_forward(f.stats, f.logprobs, f.entropy, scope);
           FusedLinearGrads g = fused_linear_policy_loss_backward(
               hidden, weight, in.targets, f, j.options.temperature, at::Tensor(), j.chunks);
+          require_finite(g.grad_hidden, "gradHidden", scope);
+          if (!fused_grad_weight_bounded(f, hidden)) require_finite(g.grad_weight, "gradWeight", scope);
           j.stats = f.stats;
           j.logprobs = f.logprobs.cpu();
           j.entropy = f.entropy.cpu();
@@ -181,8 +202,8 @@ Napi::Value FusedLinearPolicyLoss(const Napi::CallbackInfo& info) {
 Napi::Value ProjectedPolicyLoss(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     auto [job, owners, in] = begin_loss_call(info);
-    job->input_size = int64_t(number_field(in, "inputSize"));
-    job->hidden_size = int64_t(number_field(in, "hiddenSize"));
+    job->input_size = size_field(in, "inputSize");
+    job->hidden_size = size_field(in, "hiddenSize");
     job->probe_fused = bool_field(in, "fused");
     const auto input = float32_field(in, "input");
     const auto projection = float32_field(in, "projection");
@@ -205,7 +226,11 @@ Napi::Value ProjectedPolicyLoss(const Napi::CallbackInfo& info) {
               j.probe_fused
                   ? differentiable_fused_linear_policy_loss(hidden, weight, in, j.options, j.chunks)
                   : differentiable_policy_loss(at::mm(hidden, weight.t()), in, j.options);
+          const NumericScope scope{"projectedPolicyLoss", at::kFloat};
+          require_finite_forward(out.stats, out.logprobs, out.entropy, scope);
           torch::autograd::backward({out.loss});
+          require_finite(projection.grad(), "gradProjection", scope);
+          require_finite(weight.grad(), "gradWeight", scope);
           j.stats = out.stats;
           j.logprobs = out.logprobs;
           j.entropy = out.entropy;

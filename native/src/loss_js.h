@@ -3,6 +3,7 @@
 #pragma once
 #include <napi.h>
 
+#include <cmath>
 #include <string>
 
 #include "napi_util.h"
@@ -30,6 +31,14 @@ inline KlKind kl_kind_of(const std::string& kind) {
   throw_invalid("kl.kind must be 'k1', 'k2' or 'k3'");
 }
 
+// A tile size: an integer in [1, 2^31) (as int64, NaN or 1e300 would be undefined behaviour).
+inline int64_t chunk_field(const Napi::Object& o, const char* field) {
+  const double x = number_field(o, field);
+  if (!(x >= 1 && x <= 2147483647.0 && x == std::floor(x)))
+    throw_invalid(std::string(field) + " must be an integer in [1, 2^31)");
+  return int64_t(x);
+}
+
 // The options object JS sends: flat and fully defaulted (lib/math/policy-loss.ts).
 inline void read_loss_options(const Napi::Object& o, LossOptions& options, FusedChunks& chunks) {
   options.clip_low = number_field(o, "clipLow");
@@ -39,8 +48,8 @@ inline void read_loss_options(const Napi::Object& o, LossOptions& options, Fused
   options.entropy_coef = number_field(o, "entropyCoef");
   options.kl_coef = number_field(o, "klCoef");
   options.kl_kind = kl_kind_of(string_field(o, "klKind"));
-  chunks.tokens = int64_t(number_field(o, "chunkTokens"));
-  chunks.vocab = int64_t(number_field(o, "chunkVocab"));
+  chunks.tokens = chunk_field(o, "chunkTokens");
+  chunks.vocab = chunk_field(o, "chunkVocab");
   chunks.deterministic = bool_field(o, "deterministic");
   check_loss_options(options);
 }

@@ -30,19 +30,29 @@ const PIECES = [
   '<function=', '<function', '</function>', '<parameter=', '<parameter', '</parameter>', '>', '=', '<', '/',
   'execute_bash', 'file_editor', 'cmd', 'path', ' ', '\n', '\t', '\u00a0', '\u2028', 'ls -la', '😀', '\u0000',
   '<tool_call>', '</tool_call>', '{"name": "search", "arguments": {', '}', '"', '\\',
+  // Whitespace and near-whitespace: the scanner's trim() must agree with the regex's \s on each.
+  '\u3000', '\ufeff', '\u2029', '\u000b', '\r', '\u180e', '\u200b', '\ud800',
 ];
+
+/** Any UTF-16 code unit, lone surrogates included. */
+function randomUnit(rng: Rng): string {
+  return String.fromCharCode(rng.int(0x10000));
+}
 
 function shortText(rng: Rng): string {
   let text = '';
   const n = 1 + rng.int(16);
-  for (let i = 0; i < n; i++) text += PIECES[rng.int(PIECES.length)];
+  for (let i = 0; i < n; i++) text += rng.int(8) ? PIECES[rng.int(PIECES.length)] : randomUnit(rng);
   return text;
 }
 
+const FILLERS = [' ', '\n', '\t', '=', '<', 'a', '<parameter=', '<function', '<parameter=k>v</parameter>', '<parameter=k>', '\u3000'];
+
 function hugeText(rng: Rng): string {
-  const filler = [' ', '\n', '\t', '=', '<', 'a', '<parameter=', '<function'][rng.int(8)]!.repeat(20_000 + rng.int(80_000));
+  const unit = FILLERS[rng.int(FILLERS.length)]!;
+  const filler = unit.repeat(Math.ceil((20_000 + rng.int(80_000)) / unit.length));
   const prefix = ['<function=', '<function=x>\n<parameter=', '<function', '<function=x><parameter=k>', ''][rng.int(5)];
-  return prefix + filler + (rng.int(2) ? '' : '>');
+  return prefix + filler + ['', '>', '</parameter>', '</function>'][rng.int(4)];
 }
 
 function deepJson(rng: Rng): string {
@@ -54,6 +64,9 @@ function jsonCalls(rng: Rng): unknown {
   const args: unknown[] = [
     deepJson(rng), '{oops', '', 'null', '[1,2]', '"text"', '{"cmd": "ls"}', 42, null, undefined, [], { cmd: null },
     { cmd: { nested: [1, { deeper: true }] } }, '{"a":' + '"x"'.repeat(3), '\u0000{}',
+    { cmd: 5, path: true, view_range: [1, 'x'], x: undefined }, '{"cmd": "' + 'y'.repeat(100_000) + '"}',
+    // Cut anywhere: a sampler stopped mid-call.
+    '{"cmd": "ls -la", "path": ["/a", {"b": [1, 2]}], "n": 3}'.slice(0, rng.int(52)),
   ];
   const names: unknown[] = ['execute_bash', '', null, 7, undefined, 'x'.repeat(10_000)];
   const calls = [

@@ -1,9 +1,11 @@
 /**
- * `swerl serve` under abuse, as a real process: choices by the hundred thousand, a 50 MB body,
- * a prompt too long to be worth tokenizing, huge max_tokens, posts that are not JSON (what a
- * web page can send without a preflight), missing and wrong API keys, weight updates outside
- * the allowed folder (.., symlinks), a body that never finishes, and dozens of malformed
- * bodies. Each must get its 4xx quickly; a 5xx, a hang or a dropped connection is a crash.
+ * `swerl serve` under abuse, as a real process: choices by the hundred thousand, 50 MB bodies
+ * (sized and chunked), a prompt too long to be worth tokenizing and one just short enough that
+ * it is (seconds of tokenizer work), 15 MB of token ids and of tiny arrays, huge max_tokens,
+ * posts that are not JSON (what a web page can send without a preflight), missing and wrong
+ * API keys, weight updates outside the allowed folder (.., symlinks), a body that never
+ * finishes, dozens of malformed bodies, and a 2000-token completion decoding throughout. Each
+ * must get its answer within the bound; a 5xx, a hang or a dropped connection is a crash.
  * Meanwhile a second process polls /health: every answer must come within 100 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,15 +22,33 @@ import { AdversarialTally, type Outcome } from '../support/adversarial.js';
 import { CLI, spawnTs, waitForExit, waitForLine } from '../support/child-process.js';
 
 const KEY = 'sk-adversarial-test';
-const BOUND_MS = 5000;
+const BOUND_MS = 10_000;
 const HEALTH_BOUND_MS = 100;
 
-/** Polls /health every 20 ms from its own process; prints the slowest answer when stdin closes. */
+/** `count` chunks of `size` bytes, sent without a content-length. */
+function chunked(count: number, size: number): ReadableStream<Uint8Array> {
+  const chunk = new TextEncoder().encode('a'.repeat(size));
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent++ < count) controller.enqueue(chunk.slice());
+      else controller.close();
+    },
+  });
+}
+
+/**
+ * Polls /health every 20 ms from its own process; prints the slowest answer when stdin closes.
+ * It says 'ready' after a few untimed polls: the first loads its own HTTP client, which is the
+ * poller's time, not the server's.
+ */
 const POLLER = `
 const url = process.argv[1];
 let worst = 0, count = 0, failures = 0, done = false;
 process.stdin.on('end', () => { done = true; }).resume();
 (async () => {
+  for (let i = 0; i < 3; i++) await (await fetch(url)).text();
+  console.log('ready');
   while (!done) {
     const started = performance.now();
     try { const r = await fetch(url); await r.text(); if (r.status !== 200) failures++; } catch { failures++; }
@@ -53,10 +73,6 @@ t.test('swerl serve under abuse', async (t) => {
   const server = spawnTs(CLI, { SWERL_API_KEY: KEY }, ['serve', modelDir, '--port', '0', '--served-model-name', 'tiny', '--weights-root', weights]);
   t.teardown(() => void server.kill('SIGKILL'));
   const url = (await waitForLine(server, /swerl serve: tiny at (http:\/\/127\.0\.0\.1:\d+)\/v1/))[1]!;
-  const poller: ChildProcess = spawn(process.execPath, ['-e', POLLER, `${url}/health`], { stdio: ['pipe', 'pipe', 'inherit'] });
-  t.teardown(() => void poller.kill('SIGKILL'));
-  let pollerOut = '';
-  poller.stdout!.on('data', (d: Buffer) => (pollerOut += d.toString()));
 
   const auth = { authorization: `Bearer ${KEY}` };
   const json = { 'content-type': 'application/json', ...auth };
@@ -84,6 +100,10 @@ t.test('swerl serve under abuse', async (t) => {
     ['chat n = 1e5', 400, post({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, n: 1e5 }, { path: '/v1/chat/completions' })],
     ['1000 prompts x n = 100', 400, post({ prompt: Array.from({ length: 1000 }, () => 'x'), max_tokens: 1, n: 100 })],
     ['a 50 MB body', 413, post({ prompt: 'a'.repeat(50e6), max_tokens: 1 })],
+    ['a 50 MB chunked body', 413, { headers: json, body: chunked(50, 1 << 20), duplex: 'half' } as RequestInit],
+    ['15 MB of token ids', 400, post(`{"prompt": [${'1,'.repeat(7_500_000)}1], "max_tokens": 1}`)],
+    ['12 MB of tiny arrays', 400, post(`{"prompt": [${'[1],'.repeat(3_000_000)}[1]], "max_tokens": 1}`)],
+    ['a 2 MB prompt, under the byte bound (seconds to tokenize)', 400, post({ prompt: 'lorem ipsum dolor sit amet '.repeat(77_000), max_tokens: 1 })],
     ['a 3 MB prompt (past the context in bytes)', 400, post({ prompt: 'a'.repeat(3e6), max_tokens: 1 })],
     ['a 3 MB chat message', 400, post({ messages: [{ role: 'user', content: 'a'.repeat(3e6) }], max_tokens: 1 }, { path: '/v1/chat/completions' })],
     ['a 3 MB /generate text', 400, post({ text: 'a'.repeat(3e6), sampling_params: { max_new_tokens: 1 } }, { path: '/generate' })],
@@ -97,6 +117,7 @@ t.test('swerl serve under abuse', async (t) => {
     ['a key of another length', 401, { headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}x` }, body: '{}' }],
     ['GET /v1/models without a key', 401, { method: 'GET', path: '/v1/models' }],
     ['the right key', 200, post({ prompt: 'hi', max_tokens: 2 })],
+    ['n = 64, the most', 200, post({ prompt: 'hi', max_tokens: 4, n: 64, logprobs: 0 })],
     ['weights from /etc', 400, post({ model_path: '/etc' }, { path: '/update_weights_from_disk' })],
     ['weights through ..', 400, post({ model_path: path.join(weights, '..', 'outside') }, { path: '/update_weights_from_disk' })],
     ['weights through a symlink out', 400, post({ model_path: path.join(weights, 'escape') }, { path: '/update_weights_from_disk' })],
@@ -160,11 +181,26 @@ t.test('swerl serve under abuse', async (t) => {
   ];
   for (const [name, body, extra] of malformed) cases.push([name, 'any4xx', post(body, extra ?? {})]);
 
+  // The bodies are built; from here on the poller times every /health answer.
+  const poller: ChildProcess = spawn(process.execPath, ['-e', POLLER, `${url}/health`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.teardown(() => void poller.kill('SIGKILL'));
+  let pollerOut = '';
+  poller.stdout!.on('data', (d: Buffer) => (pollerOut += d.toString()));
+  await new Promise<void>((resolve) => poller.stdout!.on('data', () => pollerOut.startsWith('ready\n') && resolve()));
+  // Decoding through the cases below, then decoded to text at once (the text streamer decoding
+  // its whole prefix for each token once held the event loop 0.35 s here).
+  const longCompletion = fetch(`${url}/v1/completions`, { method: 'POST', headers: json, body: JSON.stringify({ prompt: 'hi', max_tokens: 2000, ignore_eos: true }) });
   for (const [name, status, init] of cases) await tally.case(name, expect(status, init), BOUND_MS);
+  await tally.case('a 2000-token completion decoded meanwhile', async (): Promise<Outcome> => {
+    const res = await longCompletion;
+    const out = (await res.json()) as { choices: { token_ids: number[] }[] };
+    if (res.status !== 200 || out.choices[0]!.token_ids.length !== 2000) throw new Error(`answered ${res.status}: ${JSON.stringify(out).slice(0, 200)}`);
+    return 'accepted';
+  }, 60_000);
 
   poller.stdin!.end();
   await waitForExit(poller);
-  const health = JSON.parse(pollerOut) as { worst: number; count: number; failures: number };
+  const health = JSON.parse(pollerOut.slice('ready\n'.length)) as { worst: number; count: number; failures: number };
   t.comment(`/health: ${health.count} polls during the abuse, slowest ${health.worst.toFixed(1)} ms, ${health.failures} failed`);
   t.ok(health.count > 10, 'the poller ran throughout');
   t.equal(health.failures, 0, '/health always answered 200');

@@ -31,6 +31,12 @@ export interface LoadTasksOptions extends SweBenchOptions {
   onProblem?: (problem: TaskProblem) => void;
 }
 
+/**
+ * Refused tasks taken (with onError: 'skip') before a source is given up on: each one is kept
+ * to be reported, so a gigabyte of bad lines must not become millions of problems.
+ */
+export const MAX_SKIPPED = 100_000;
+
 function describeProblem(problem: TaskProblem): string {
   return `${problem.file}${problem.line !== undefined ? `:${problem.line}` : ''}: ${problem.message}`;
 }
@@ -44,8 +50,12 @@ function rowFormat(row: unknown): TaskFormat | null {
 
 /** Tasks one at a time, in file order (rows are streamed, never all held). */
 export async function* streamTasks(source: string, options: LoadTasksOptions = {}): AsyncGenerator<Task> {
+  let skipped = 0;
   const report = (problem: TaskProblem) => {
     if (options.onError !== 'skip') throw new SwerlError('ERR_SWERL_INVALID_TASK', describeProblem(problem));
+    if (++skipped > MAX_SKIPPED) {
+      throw new SwerlError('ERR_SWERL_INVALID_TASK', `${describeProblem(problem)}; stopping: over ${MAX_SKIPPED} tasks of ${source} were refused, so it is not a task dataset, or every row lacks the same thing (fix that first)`);
+    }
     options.onProblem?.(problem);
   };
   const stat = await fs.stat(source).catch(() => null);

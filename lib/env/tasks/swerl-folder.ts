@@ -5,6 +5,7 @@ import path from 'node:path';
 import { invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
 import { TEST_LOG_FORMATS, type TestLogFormat } from '../reward/test-log.js';
+import { MAX_ROW_BYTES, decodeUtf8, parseRowText } from './rows.js';
 import type { Task } from './task.js';
 
 interface TaskJson {
@@ -46,6 +47,19 @@ async function isDirectory(p: string): Promise<boolean> {
   return (await fs.stat(p).catch(() => null))?.isDirectory() ?? false;
 }
 
+/**
+ * A task file's text, or undefined when there is none; refused by name when larger than a
+ * dataset row may be (a task folder holds what one row does) or not UTF-8.
+ */
+async function readText(file: string, name: string): Promise<string | undefined> {
+  const stat = await fs.stat(file).catch(() => null);
+  if (!stat?.isFile()) return undefined;
+  if (stat.size > MAX_ROW_BYTES) throw invalidArg(name, `is larger than ${MAX_ROW_BYTES / 2 ** 20} MiB, the most a task file may be (a dataset row's bound)`);
+  const text = decodeUtf8(await fs.readFile(file));
+  if (text === null) throw invalidArg(name, 'is not valid UTF-8');
+  return text;
+}
+
 /** Whether `dir` is one task folder (it has a task.json). */
 export async function isSwerlTaskFolder(dir: string): Promise<boolean> {
   return (await fs.stat(path.join(dir, 'task.json')).catch(() => null))?.isFile() ?? false;
@@ -54,25 +68,21 @@ export async function isSwerlTaskFolder(dir: string): Promise<boolean> {
 /** Loads one task folder; errors name the file and the field. */
 export async function loadSwerlTaskFolder(dir: string): Promise<Task> {
   const root = path.resolve(dir);
-  const jsonFile = path.join(root, 'task.json');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await fs.readFile(jsonFile, 'utf8'));
-  } catch (error) {
-    throw invalidArg('task.json', `cannot be read as JSON (${(error as Error).message})`);
-  }
-  const meta = parseTaskJson(raw, 'task.json');
+  const text = await readText(path.join(root, 'task.json'), 'task.json');
+  if (text === undefined) throw invalidArg('task.json', 'cannot be read');
+  const parsed = parseRowText(text);
+  if ('error' in parsed) throw invalidArg('task.json', parsed.error);
+  const meta = parseTaskJson(parsed.value, 'task.json');
   if (meta.id !== path.basename(root)) {
     throw invalidArg('task.json.id', `is ${JSON.stringify(meta.id)} but the folder is ${JSON.stringify(path.basename(root))}`, 'make them equal');
   }
-  const problemStatement = await fs.readFile(path.join(root, 'issue.md'), 'utf8').catch(() => {
-    throw invalidArg('issue.md', 'is missing', 'write the problem statement there');
-  });
+  const problemStatement = await readText(path.join(root, 'issue.md'), 'issue.md');
+  if (problemStatement === undefined) throw invalidArg('issue.md', 'is missing', 'write the problem statement there');
   const repoDir = path.join(root, 'repo');
   if (!(await isDirectory(repoDir))) throw invalidArg('repo/', 'is missing', 'put the repository at its base state there');
   const testsDir = path.join(root, 'tests');
   const testPaths = (await isDirectory(testsDir)) ? await filesUnder(testsDir) : [];
-  const goldPatch = await fs.readFile(path.join(root, 'gold.patch'), 'utf8').catch(() => undefined);
+  const goldPatch = await readText(path.join(root, 'gold.patch'), 'gold.patch');
   return {
     id: meta.id,
     source: 'swerl',

@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 
 import t from 'tap';
 
-import { loadTasks, streamTasks } from '../../../../lib/env/tasks/load.js';
+import { MAX_SKIPPED, loadTasks, streamTasks } from '../../../../lib/env/tasks/load.js';
 import { issueText } from '../../../../lib/env/tasks/r2e-gym.js';
+import { MAX_ROW_BYTES, MAX_ROW_CONTAINERS } from '../../../../lib/env/tasks/rows.js';
 import { patchedPaths } from '../../../../lib/env/tasks/swe-bench.js';
 import type { TaskProblem } from '../../../../lib/env/tasks/task.js';
 
@@ -158,11 +159,11 @@ t.test('swerl folders: the bundled suite, one folder, and errors naming the file
   t.same(
     found.map((p) => [path.basename(p.file), p.message.split(' ').slice(0, 2).join(' ')]),
     [
-      ['broken', 'task.json cannot'],
+      ['broken', 'task.json is'],
       ['good', 'task.json.id is'],
     ],
   );
-  await t.rejects(loadTasks(suite), { code: 'ERR_SWERL_INVALID_TASK', message: /broken: task\.json cannot be read as JSON/ });
+  await t.rejects(loadTasks(suite), { code: 'ERR_SWERL_INVALID_TASK', message: /broken: task\.json is not valid JSON/ });
   await t.rejects(loadTasks(suite, { format: 'swe-bench' }), { message: /is a folder, but format is swe-bench/ });
 });
 
@@ -228,5 +229,83 @@ t.test('hostile rows are skipped by name: too deep, not UTF-8; a byte-order mark
   await t.rejects(loadTasks(file), { code: 'ERR_SWERL_INVALID_TASK', message: `${file}:2: the row field deep nests more than 64 levels` });
   const array = `${t.testdir()}/deep.json`;
   writeFileSync(array, `[${good('o__r-1')}, ${deep(100_000)}]`);
-  await t.rejects(loadTasks(array), { message: `${array}:2: the row field (the row) nests more than 64 levels` });
+  await t.rejects(loadTasks(array), { message: `${array}:2: the row nests more than 64 levels` });
+});
+
+t.test('a row is measured before it is parsed: a 40 MB line of brackets is refused without being parsed', async (t) => {
+  const { writeFileSync } = await import('node:fs');
+  const dir = t.testdir();
+  const good = JSON.stringify(sweRow({ instance_id: 'o__r-1' }));
+  const depth = 20_000_000; // JSON.parse alone would build 20 million arrays (~10 s, ~2 GB)
+  const file = `${dir}/brackets.jsonl`;
+  writeFileSync(file, Buffer.concat([Buffer.from(`${good}\n{"deep": `), Buffer.alloc(depth, '['), Buffer.alloc(depth, ']'), Buffer.from('}\n')]));
+  const start = performance.now();
+  const { tasks, problems } = await loadTasks(file, { onError: 'skip' });
+  const ms = performance.now() - start;
+  t.same(tasks.map((task) => task.id), ['o__r-1']);
+  t.same(problems.map((p) => `${p.line}: ${p.message}`), ['2: the row field deep nests more than 64 levels deep; no real row does']);
+  t.ok(ms < 3000, `refused in ${ms.toFixed(0)} ms`);
+
+  const many = `${dir}/objects.jsonl`;
+  writeFileSync(many, `${good.slice(0, -1)}, "extra": [${'{},'.repeat(MAX_ROW_CONTAINERS)}{}]}\n`);
+  await t.rejects(loadTasks(many), { code: 'ERR_SWERL_INVALID_TASK', message: `${many}:1: the row field extra holds more than 1000000 arrays and objects; no real row does` });
+  const fewer = `${dir}/fewer.jsonl`;
+  // The row, its install_config, the list and MAX - 3 objects: exactly at the bound.
+  writeFileSync(fewer, `${good.slice(0, -1)}, "extra": [${'{},'.repeat(MAX_ROW_CONTAINERS - 4)}{}]}\n`);
+  t.equal((await loadTasks(fewer)).tasks.length, 1, 'exactly at the bound it loads');
+});
+
+t.test('.json datasets: each element is a row of its own, truncated and trailing text named', async (t) => {
+  const good = (id: string) => JSON.stringify(sweRow({ instance_id: id }));
+  const dir = t.testdir({
+    'mixed.json': `[${good('o__r-1')}, ${JSON.stringify(sweRow({ instance_id: 7 }))}, ${'['.repeat(100)}${']'.repeat(100)}, ${good('o__r-4')}]`,
+    'truncated.json': `[${good('o__r-1')}, ${good('o__r-2')}`,
+    'trailing.json': `[${good('o__r-1')}] [${good('o__r-2')}]`,
+    'comma.json': `[${good('o__r-1')},]`,
+    'empty.json': ' [ ] ',
+    'object.json': good('o__r-1'),
+  });
+  const lines = async (name: string) => (await loadTasks(`${dir}/${name}`, { onError: 'skip' })).problems.map((p) => `${p.line}: ${p.message}`);
+  const ids = async (name: string) => (await loadTasks(`${dir}/${name}`, { onError: 'skip' })).tasks.map((task) => task.id);
+  t.same(await ids('mixed.json'), ['o__r-1', 'o__r-4'], 'the good elements load beside the bad ones');
+  t.match(await lines('mixed.json'), [/^2: row\.instance_id must be of type string$/, /^3: the row nests more than 64 levels deep/]);
+  t.same(await ids('truncated.json'), ['o__r-1', 'o__r-2']);
+  t.match(await lines('truncated.json'), [/^3: the row is missing: the file ends before its array closes \(truncated\?\)$/]);
+  t.match(await lines('trailing.json'), [/^2: the row is past the array's closing bracket/]);
+  t.match(await lines('comma.json'), [/^2: the row is not valid JSON/], 'a trailing comma leaves an empty element');
+  t.same(await ids('empty.json'), []);
+  t.same(await lines('empty.json'), []);
+  t.same(await ids('object.json'), ['o__r-1'], 'a file of one object is one row');
+});
+
+t.test('a source of nothing but bad rows is given up on after MAX_SKIPPED, even with onError: skip', async (t) => {
+  const file = `${t.testdir()}/numbers.jsonl`;
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(file, '1\n'.repeat(MAX_SKIPPED + 1));
+  let reported = 0;
+  await t.rejects(loadTasks(file, { onError: 'skip', format: 'swe-bench', onProblem: () => reported++ }), {
+    code: 'ERR_SWERL_INVALID_TASK',
+    message: new RegExp(`^${file}:${MAX_SKIPPED + 1}: row must be of type object; stopping: over ${MAX_SKIPPED} tasks of ${file} were refused`),
+  });
+  t.equal(reported, MAX_SKIPPED, 'each one before the bound was reported');
+});
+
+t.test('task folders: task.json, issue.md and gold.patch bounded, UTF-8, measured before parsing', async (t) => {
+  const { writeFileSync } = await import('node:fs');
+  const json = (id: string) => JSON.stringify({ id, language: 'python', difficulty: 'easy', test_command: 'pytest', log_format: 'pytest', fail_to_pass: ['t::a'], pass_to_pass: [] });
+  const suite = t.testdir({
+    bom: { 'task.json': '\ufeff' + json('bom'), 'issue.md': '\ufeffThe issue', repo: {} },
+    deep: { 'task.json': json('deep').slice(0, -1) + `, "x": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`, 'issue.md': 'x', repo: {} },
+    latin1: { 'task.json': json('latin1'), 'issue.md': 'x', repo: {} },
+    huge: { 'task.json': json('huge'), 'issue.md': 'x', repo: {} },
+  });
+  writeFileSync(`${suite}/latin1/issue.md`, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+  writeFileSync(`${suite}/huge/gold.patch`, Buffer.alloc(MAX_ROW_BYTES + 1, 0x61));
+  const { tasks, problems } = await loadTasks(suite, { onError: 'skip' });
+  t.same(tasks.map((task) => [task.id, task.problemStatement]), [['bom', 'The issue']], 'a byte-order mark is dropped');
+  t.same(problems.map((p) => `${path.basename(p.file)}: ${p.message}`), [
+    'deep: task.json field x nests more than 64 levels deep; no real row does',
+    "huge: gold.patch is larger than 64 MiB, the most a task file may be (a dataset row's bound)",
+    'latin1: issue.md is not valid UTF-8',
+  ]);
 });
