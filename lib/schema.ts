@@ -55,10 +55,18 @@ function plainCopy(value: unknown, field: string): unknown {
   }
 }
 
-/** A parser for one options section: validates, fills defaults, returns a fresh object. */
-export function optionsParser<T>(schema: JSONSchemaType<T> | object): OptionsParser<T> {
+/**
+ * A parser for one options section: validates, fills defaults, returns a fresh object.
+ * `retired` names options that moved elsewhere, each with where it went: an old config gets
+ * that fix rather than "not a known option".
+ */
+export function optionsParser<T>(schema: JSONSchemaType<T> | object, retired: Readonly<Record<string, string>> = {}): OptionsParser<T> {
   const validate = ajv.compile<T>(schema as JSONSchemaType<T>);
   return (value, field) => {
+    if (typeof value === 'object' && value !== null) {
+      const old = Object.keys(retired).find((key) => Object.hasOwn(value, key));
+      if (old !== undefined) throw invalidArg(`${field}.${old}`, 'is no longer an option here', retired[old]);
+    }
     const copy = value === undefined ? {} : plainCopy(value, field);
     if (!validate(copy)) {
       const { path, problem } = describe(validate.errors![0]!, field);

@@ -11,7 +11,7 @@
  * trajectory that runs out ends as 'max_context'.
  */
 import { SwerlError } from '../errors.js';
-import type { ChatMessage, Env, RewardResult, StepResult } from '../env/env.js';
+import { DEFAULT_EPISODE_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from '../env/env.js';
 import type { TerminationReason } from '../math/reward-shaping.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../policy/chat-template.js';
@@ -31,9 +31,12 @@ export interface AgentLoopOptions {
   temperature: number;
   topK: number;
   topP: number;
-  /** Wall time of the whole episode, generation and env included; past it: 'timeout'. */
+  /** The episode deadline: wall time of the whole episode, generation and env included; past it: 'timeout'. */
   trajectoryTimeoutMs: number;
-  /** Wall time of one env.step, a guard above the env's own limits; past it: 'env_timeout'. */
+  /**
+   * The step timeout: wall time of one step's tool call, handed to env.step (a call past it is
+   * an observation; an env.step that does not answer within it and its grace: 'env_timeout').
+   */
   stepTimeoutMs: number;
   /** When fewer response tokens than this are left, observations end with budgetWarning. */
   warnTokensLeft: number;
@@ -53,8 +56,8 @@ export const parseAgentLoopOptions = optionsParser<AgentLoopOptions>({
     temperature: { ...TEMPERATURE_SCHEMA, default: 1 },
     topK: { type: 'integer', minimum: 0, default: 0 },
     topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
-    trajectoryTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: 5_400_000 },
-    stepTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: 600_000 },
+    trajectoryTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_EPISODE_TIMEOUT_MS },
+    stepTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_STEP_TIMEOUT_MS },
     warnTokensLeft: { type: 'integer', minimum: 0, maximum: 2 ** 24, default: 0 },
     budgetWarning: { type: 'string', default: 'You are about to run out of context: finish now.' },
     enableThinking: { type: 'boolean', default: false },
@@ -100,6 +103,15 @@ async function within<T>(promise: Promise<T>, ms: number, reason: 'timeout' | 'e
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * How long past its limit an env.step may take to stop its command and answer (a sandbox kills
+ * the command's process group, or its container exec, and reports): the limit again, at most
+ * 30 s. Past that the env is hung, not slow.
+ */
+function stepGraceMs(limitMs: number): number {
+  return Math.min(limitMs, 30_000);
 }
 
 /** An aborted episode: the rollout engine was stopped (Ctrl-C, a failed sibling). */
@@ -190,9 +202,13 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
       const stepStarted = performance.now();
       let step: StepResult;
       try {
-        const timeLeft = deadline - stepStarted;
-        const limit = Math.min(options.stepTimeoutMs, timeLeft);
-        step = await within(env.step(response), limit, options.stepTimeoutMs <= timeLeft ? 'env_timeout' : 'timeout');
+        const timeLeft = Math.ceil(deadline - stepStarted);
+        if (timeLeft <= 0) {
+          termination = 'timeout';
+          break;
+        }
+        const limits: StepLimits = { timeoutMs: Math.min(options.stepTimeoutMs, timeLeft), endsEpisode: timeLeft <= options.stepTimeoutMs };
+        step = await within(env.step(response, limits), limits.timeoutMs + stepGraceMs(limits.timeoutMs), limits.endsEpisode ? 'timeout' : 'env_timeout');
       } catch (caught) {
         if (caught instanceof Deadline) {
           termination = caught.reason;

@@ -48,9 +48,30 @@ export interface RewardResult {
   reverted?: string[];
 }
 
+/**
+ * The one step timeout and the one episode deadline: their defaults (rLLM's SWE settings:
+ * 90 s a tool call, 90 minutes an episode). The agent loop owns both and hands each step
+ * its limit; an env keeps no clock of its own.
+ */
+export const DEFAULT_STEP_TIMEOUT_MS = 90_000;
+export const DEFAULT_EPISODE_TIMEOUT_MS = 5_400_000;
+
+/** The time one env.step may take, as the agent loop gives it. */
+export interface StepLimits {
+  /** Wall time of this step's tool call, ms: the step timeout, or the episode's time left when less. */
+  timeoutMs: number;
+  /**
+   * timeoutMs is the episode's time left: a tool call that runs out of it ends the episode
+   * ('timeout'); otherwise a call past its limit is an observation and the episode goes on.
+   */
+  endsEpisode: boolean;
+}
+
+export const DEFAULT_STEP_LIMITS: Readonly<StepLimits> = { timeoutMs: DEFAULT_STEP_TIMEOUT_MS, endsEpisode: false };
+
 export interface Env {
   reset(): Promise<ChatMessage[]>;
-  step(action: string | AssistantTurn): Promise<StepResult>;
+  step(action: string | AssistantTurn, limits?: StepLimits): Promise<StepResult>;
   reward(): Promise<RewardResult>;
   close(): Promise<void>;
 }

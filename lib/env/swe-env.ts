@@ -8,7 +8,7 @@ import { SwerlError, invalidArg } from '../errors.js';
 import type { TerminationReason } from '../math/reward-shaping.js';
 import { optionsParser } from '../schema.js';
 import { parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
-import type { AssistantTurn, ChatMessage, Env, RewardResult, StepResult } from './env.js';
+import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
 import { NO_TOOL_CALL, issuePrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
 import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
@@ -21,9 +21,6 @@ export interface SweEnvOptions {
   profile: ToolProfile;
   /** DeepSWE trained with 50 and evaluated with 100. */
   maxSteps: number;
-  stepTimeoutMs: number;
-  /** Wall time of the whole trajectory. */
-  episodeTimeoutMs: number;
   /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
   rewardTimeoutMs: number;
   /** Run label for the sandbox (reapers select on it). */
@@ -36,11 +33,12 @@ export const parseSweEnvOptions = optionsParser<SweEnvOptions>({
   properties: {
     profile: { enum: ['default', 'r2egym'], default: 'default' },
     maxSteps: { type: 'integer', minimum: 1, default: 50 },
-    stepTimeoutMs: { type: 'integer', minimum: 1, default: 90_000 },
-    episodeTimeoutMs: { type: 'integer', minimum: 1, default: 5_400_000 },
     rewardTimeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
     label: { type: 'string' },
   },
+}, {
+  stepTimeoutMs: 'the step timeout is the agent loop\'s: set rollout.stepTimeoutMs (a training or eval config), or pass env.step(action, { timeoutMs, endsEpisode })',
+  episodeTimeoutMs: 'the episode deadline is the agent loop\'s: set rollout.trajectoryTimeoutMs (a training or eval config)',
 });
 
 export interface SweRewardResult extends RewardResult {
@@ -56,7 +54,6 @@ export class SweEnv implements Env {
   private prepared: PreparedRepository | null = null;
   private tools: SweTools | null = null;
   private steps = 0;
-  private deadline = 0;
   private termination: TerminationReason | null = null;
   private graded: SweRewardResult | null = null;
 
@@ -85,15 +82,15 @@ export class SweEnv implements Env {
       await this.close();
       throw error;
     }
-    this.tools = new SweTools(this.sandbox, { profile: this.options.profile, stepTimeoutMs: this.options.stepTimeoutMs });
-    this.deadline = performance.now() + this.options.episodeTimeoutMs;
+    this.tools = new SweTools(this.sandbox, { profile: this.options.profile });
     return [
       { role: 'system', content: systemPrompt(toolDescriptions(this.options.profile).text) },
       { role: 'user', content: `${issuePrompt(this.task.problemStatement, this.task.workdir)}\n${stepsRemainingLine(this.options.maxSteps)}` },
     ];
   }
 
-  async step(action: string | AssistantTurn): Promise<StepResult> {
+  /** One turn; its tool call runs within limits.timeoutMs (the agent loop's step limit). */
+  async step(action: string | AssistantTurn, limits: StepLimits = DEFAULT_STEP_LIMITS): Promise<StepResult> {
     if (!this.sandbox || !this.tools) throw invalidArg('env.step()', 'was called before reset()', 'call reset() first');
     if (this.termination) throw invalidArg('env.step()', `was called after the episode ended (${this.termination})`, 'call reset() to start another');
     const started = performance.now();
@@ -108,18 +105,13 @@ export class SweEnv implements Env {
     } catch (error) {
       observation = `ERROR: ${(error as Error).message}`;
     }
-    const remainingMs = this.deadline - started;
-    if (remainingMs <= 0) {
-      this.termination = 'timeout';
-      observation = 'The episode ran out of time.';
-    } else if (call) {
+    if (call) {
       info.tool = call.name;
-      const timeoutMs = Math.min(this.options.stepTimeoutMs, Math.ceil(remainingMs));
       try {
-        const result = await this.tools.call(call, { timeoutMs });
+        const result = await this.tools.call(call, { timeoutMs: limits.timeoutMs });
         observation = result.observation;
         if (result.finished) this.termination = 'submitted';
-        else if (result.timedOut && timeoutMs < this.options.stepTimeoutMs) this.termination = 'env_timeout';
+        else if (result.timedOut && limits.endsEpisode) this.termination = 'timeout';
       } catch (error) {
         if (!(error instanceof SwerlError)) throw error;
         this.termination = 'error';
@@ -128,7 +120,6 @@ export class SweEnv implements Env {
       }
     }
     if (!this.termination && this.steps >= this.options.maxSteps) this.termination = 'max_steps';
-    if (!this.termination && performance.now() >= this.deadline) this.termination = 'timeout';
 
     info.durationMs = performance.now() - started;
     if (this.termination) info.termination = this.termination;

@@ -92,7 +92,7 @@ export interface SweTasksConfig {
   evalIds?: string[];
   sandbox: 'local' | 'docker';
   sandboxOptions: Record<string, unknown>;
-  env: Partial<SweEnvOptions>;
+  env: SweEnvOptions;
 }
 
 export type TasksConfig = FrozenLakeTasksConfig | SweTasksConfig;

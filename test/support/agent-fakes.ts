@@ -3,7 +3,7 @@
  * Everything is deterministic: a policy's reply is a function of the turn, its logprobs a
  * function of (turn, position), and an env's behaviour is given step by step.
  */
-import type { ChatMessage, Env, RewardResult, StepResult } from '../../lib/env/env.js';
+import type { ChatMessage, Env, RewardResult, StepLimits, StepResult } from '../../lib/env/env.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../lib/agent/policy.js';
 import type { TerminationReason } from '../../lib/math/reward-shaping.js';
 import { ByteTokenizer } from '../../lib/policy/tokenizer.js';
@@ -171,6 +171,8 @@ export class FakeEnv implements Env {
   closes = 0;
   rewardCalls = 0;
   readonly actions: string[] = [];
+  /** The limits the agent loop gave each step. */
+  readonly limits: (StepLimits | undefined)[] = [];
   readonly terminated: TerminationReason[] = [];
   readonly terminate?: (reason: TerminationReason) => void;
 
@@ -185,9 +187,10 @@ export class FakeEnv implements Env {
     return (this.spec.opening ?? OPENING).map((m) => ({ ...m }));
   }
 
-  async step(action: string | { content: string }): Promise<StepResult> {
+  async step(action: string | { content: string }, limits?: StepLimits): Promise<StepResult> {
     const text = typeof action === 'string' ? action : action.content;
     this.actions.push(text);
+    this.limits.push(limits);
     const k = this.actions.length;
     return this.spec.step ? this.spec.step(text, k) : going(`obs ${k}`, k);
   }

@@ -65,14 +65,15 @@ export const AUTO_CONCISE_LINES = 110;
 
 export interface FileEditorOptions {
   profile: ToolProfile;
-  /** Limit for each sandbox command the editor runs, in milliseconds; default: the sandbox's. */
-  timeoutMs?: number;
 }
 
 export interface FileEditorRunOptions {
-  /** This call's limit for each sandbox command, in ms (instead of the editor's timeoutMs). */
+  /** This call's limit for each sandbox command it runs, ms; default: the sandbox's exec limit. */
   timeoutMs?: number;
 }
+
+/** One call's limit for the sandbox commands it runs (none: the sandbox's default). */
+type ExecLimit = { timeoutMs?: number };
 
 /** A failure the model should read as `ERROR: message`. */
 class EditorError extends Error {}
@@ -81,8 +82,6 @@ const ALLOWED = FILE_EDITOR_COMMANDS.join(', ');
 
 export class FileEditor {
   readonly profile: ToolProfile;
-  private readonly timeoutMs: number | undefined;
-  private callTimeoutMs: number | undefined;
   /**
    * Per-path contents before each edit, most recent last: the bytes, or null when the edit
    * created the file. Lives as long as this editor (one episode).
@@ -94,24 +93,20 @@ export class FileEditor {
     options: FileEditorOptions,
   ) {
     this.profile = options.profile;
-    this.timeoutMs = options.timeoutMs;
-    this.callTimeoutMs = options.timeoutMs;
   }
 
   /** Runs one call; the observation text. Throws only the sandbox's own failures (SwerlError). */
   async run(args: Record<string, string>, options: FileEditorRunOptions = {}): Promise<string> {
-    this.callTimeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const exec = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
     try {
-      return await this.dispatch(args);
+      return await this.dispatch(args, exec);
     } catch (error) {
       if (this.sandbox.destroyed || error instanceof SwerlError) throw error;
       return clip(`ERROR: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      this.callTimeoutMs = this.timeoutMs;
     }
   }
 
-  private async dispatch(args: Record<string, string>): Promise<string> {
+  private async dispatch(args: Record<string, string>, exec: ExecLimit): Promise<string> {
     const command = args.command;
     if (command === undefined || command === '') {
       throw new EditorError(`Missing required parameter 'command'. Allowed commands: ${ALLOWED}.`);
@@ -126,7 +121,7 @@ export class FileEditor {
       throw new EditorError(`The path '${raw}' is not an absolute path. Use an absolute path, e.g. '${suggestion}'.`);
     }
     const file = purePath(raw);
-    const kind = await pathKind(this.sandbox, file, this.callTimeoutMs);
+    const kind = await pathKind(this.sandbox, file, exec.timeoutMs);
     if (command === 'create') {
       if (kind !== 'missing') throw new EditorError(`File already exists at: ${file}. Cannot overwrite with 'create'.`);
     } else if (kind === 'missing') {
@@ -139,7 +134,7 @@ export class FileEditor {
 
     switch (command as FileEditorCommand) {
       case 'view':
-        return kind === 'dir' ? this.viewDirectory(file) : this.viewFile(file, args);
+        return kind === 'dir' ? this.viewDirectory(file, exec) : this.viewFile(file, args);
       case 'create':
         return this.create(file, args);
       case 'str_replace':
@@ -147,18 +142,18 @@ export class FileEditor {
       case 'insert':
         return this.insert(file, args);
       case 'undo_edit':
-        return this.undo(file);
+        return this.undo(file, exec);
     }
   }
 
   // ---------------------------------------------------------------------------------------
   // view
 
-  private async viewDirectory(dir: string): Promise<string> {
+  private async viewDirectory(dir: string, exec: ExecLimit): Promise<string> {
     const select = this.profile === 'r2egym' ? `\\( -type d -o -name '*.py' \\) -print` : '-print';
     const result = await this.sandbox.exec(
       `find -H ${shellQuote(dir)} -mindepth 1 -maxdepth 2 -name '.*' -prune -o ${select}`,
-      this.execOptions(),
+      exec,
     );
     const stderr = result.stderr.toString().trim();
     if (stderr !== '') throw new EditorError(stderr);
@@ -291,12 +286,12 @@ export class FileEditor {
     );
   }
 
-  private async undo(file: string): Promise<string> {
+  private async undo(file: string, exec: ExecLimit): Promise<string> {
     const stack = this.history.get(file);
     const previous = stack?.pop();
     if (previous === undefined) throw new EditorError(`No previous edits found for ${file} to undo.`);
     if (previous === null) {
-      const result = await this.sandbox.exec(`rm -f -- ${shellQuote(file)}`, this.execOptions());
+      const result = await this.sandbox.exec(`rm -f -- ${shellQuote(file)}`, exec);
       if (result.exitCode !== 0) {
         stack!.push(previous);
         throw new EditorError(`Failed to remove ${file}: ${result.output.trim()}`);
@@ -341,10 +336,6 @@ export class FileEditor {
       if (this.sandbox.destroyed) throw error;
       throw new EditorError(`Failed to write file ${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
-  }
-
-  private execOptions(): { timeoutMs?: number } {
-    return this.callTimeoutMs === undefined ? {} : { timeoutMs: this.callTimeoutMs };
   }
 }
 

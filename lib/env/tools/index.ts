@@ -11,6 +11,7 @@
 import { SwerlError, invalidArg } from '../../errors.js';
 import { bashObservation } from '../observations.js';
 import type { Action } from '../actions.js';
+import { DEFAULT_STEP_TIMEOUT_MS } from '../env.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { ToolProfile } from './common.js';
 import { FileEditor } from './file-editor.js';
@@ -23,8 +24,6 @@ export { CLIPPED_MARKER, MAX_RESPONSE_CHARS, TOOL_PROFILES, type ToolProfile } f
 export const TOOL_NAMES = ['execute_bash', 'search', 'file_editor', 'finish'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-export const DEFAULT_STEP_TIMEOUT_MS = 90_000;
-
 /**
  * r2egym profile: R2E-Gym's execute_bash tool refused commands whose first word is one of these
  * (exit code 1 and a one-line message).
@@ -33,8 +32,6 @@ export const R2EGYM_BLOCKED_COMMANDS = ['cd', 'ipython', 'jupyter', 'pip', 'nohu
 
 export interface SweToolsOptions {
   profile?: ToolProfile;
-  /** execute_bash's limit (and search's and file_editor's per command), ms. Default 90,000. */
-  stepTimeoutMs?: number;
 }
 
 export interface ToolCallResult {
@@ -50,14 +47,16 @@ export interface ToolCallResult {
 }
 
 export interface ToolCallOptions {
-  /** This call's time limit in ms, instead of stepTimeoutMs (e.g. the episode's time left). */
+  /**
+   * The call's time limit, ms (execute_bash's and search's command, each of file_editor's):
+   * the step's limit the agent loop gives. Default DEFAULT_STEP_TIMEOUT_MS.
+   */
   timeoutMs?: number;
 }
 
 /** One episode's tools over one sandbox (file_editor's undo history lives here). */
 export class SweTools {
   readonly profile: ToolProfile;
-  readonly stepTimeoutMs: number;
   private readonly editor: FileEditor;
 
   constructor(
@@ -68,11 +67,7 @@ export class SweTools {
     if (this.profile !== 'default' && this.profile !== 'r2egym') {
       throw invalidArg('options.profile', `is ${JSON.stringify(this.profile)}`, 'use "default" or "r2egym"');
     }
-    this.stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
-    if (!Number.isFinite(this.stepTimeoutMs) || this.stepTimeoutMs <= 0) {
-      throw invalidArg('options.stepTimeoutMs', `is ${this.stepTimeoutMs}`, 'give a positive number of milliseconds');
-    }
-    this.editor = new FileEditor(sandbox, { profile: this.profile, timeoutMs: this.stepTimeoutMs });
+    this.editor = new FileEditor(sandbox, { profile: this.profile });
   }
 
   /**
@@ -82,7 +77,10 @@ export class SweTools {
    */
   async call(action: Action, options: ToolCallOptions = {}): Promise<ToolCallResult> {
     const tool = action.name;
-    const timeoutMs = options.timeoutMs ?? this.stepTimeoutMs;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw invalidArg('options.timeoutMs', `is ${timeoutMs}`, 'give a positive number of milliseconds');
+    }
     const result = (observation: string, extra: Partial<ToolCallResult> = {}): ToolCallResult => ({
       tool,
       observation,

@@ -311,6 +311,18 @@ t.test('env_timeout: env.step hangs beyond stepTimeoutMs', async (t) => {
   t.equal(env.closes, 1);
 });
 
+t.test('each step gets the step timeout, or the episode time left when less', async (t) => {
+  const env = new FakeEnv({ step: async (_, k) => (await new Promise((r) => setTimeout(r, k === 1 ? 0 : 150)), going('ok', k)) });
+  const policy = new ScriptedPolicy(() => says('go'));
+  const traj = await play(env, policy, { maxTurns: 3, trajectoryTimeoutMs: 400, stepTimeoutMs: 300 });
+  t.equal(env.limits[0]!.timeoutMs, 300, 'the first step: the step timeout');
+  t.equal(env.limits[0]!.endsEpisode, false);
+  const last = env.limits.at(-1)!;
+  t.ok(last.timeoutMs < 300 && last.endsEpisode, `a later step: the ${last.timeoutMs} ms the episode has left, which ends it`);
+  t.ok(env.limits.every((l) => l!.timeoutMs > 0), 'never a limit of 0 or less');
+  t.ok(['timeout', 'max_steps'].includes(traj.termination!), traj.termination!);
+});
+
 t.test('error: env.step throws; not graded, reward 0, the error recorded', async (t) => {
   const env = new FakeEnv({
     step: (_, k) => {

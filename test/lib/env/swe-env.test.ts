@@ -159,19 +159,26 @@ t.test('limits: max steps, step timeout, episode timeout, test timeout', async (
   t.equal(last.done, true);
   t.equal(last.info.termination, 'max_steps');
 
-  const slow = new SweEnv(task, backend, { stepTimeoutMs: 300 });
+  const slow = new SweEnv(task, backend);
   t.teardown(() => slow.close());
   await slow.reset();
-  const timedOut = await slow.step(bash('sleep 5'));
+  const timedOut = await slow.step(bash('sleep 5'), { timeoutMs: 300, endsEpisode: false });
   t.match(timedOut.observation, /^Exit code: -1\nExecution output of \[execute_bash\]:\nThe command took too long to execute \(>0\.3s\)/);
   t.equal(timedOut.done, false, 'a step timeout alone does not end the episode');
 
-  const brief = new SweEnv(task, backend, { episodeTimeoutMs: 1500, stepTimeoutMs: 60_000 });
+  const brief = new SweEnv(task, backend);
   t.teardown(() => brief.close());
   await brief.reset();
-  const overran = await brief.step(bash('sleep 5'));
-  t.equal(overran.info.termination, 'env_timeout', 'a step that overruns the remaining episode time');
+  const overran = await brief.step(bash('sleep 5'), { timeoutMs: 1500, endsEpisode: true });
+  t.equal(overran.info.termination, 'timeout', "a step cut by the episode's deadline ends the episode");
   t.ok(overran.info.durationMs < 4000, 'cut at the episode deadline');
+  t.equal(overran.done, true);
+
+  t.throws(() => new SweEnv(task, backend, { stepTimeoutMs: 100 } as object), {
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: /^env\.stepTimeoutMs is no longer an option here; the step timeout is the agent loop's: set rollout\.stepTimeoutMs/,
+  }, 'the old knob names where the step timeout went');
+  t.throws(() => new SweEnv(task, backend, { episodeTimeoutMs: 100 } as object), { message: /^env\.episodeTimeoutMs is no longer an option here; the episode deadline is the agent loop's: set rollout\.trajectoryTimeoutMs/ });
 
   const stuck = new SweEnv(task, backend, { rewardTimeoutMs: 500 });
   t.teardown(() => stuck.close());
@@ -230,12 +237,13 @@ t.test('R2E-Gym-style tasks: hidden paths stashed at start, restored for grading
 t.test('a hostile response is answered within the step limit', async (t) => {
   // 3000 newlines after <parameter= took the old regex parser 18.5 s against a 2 s step limit,
   // on the event loop, where no timeout could fire.
-  const env = new SweEnv(await fixtureTask(t), backend, { stepTimeoutMs: 2000 });
+  const env = new SweEnv(await fixtureTask(t), backend);
   t.teardown(() => env.close());
   await env.reset();
+  const limits = { timeoutMs: 2000, endsEpisode: false };
   const started = performance.now();
-  const unclosed = await env.step('<function=execute_bash>\n<parameter=' + '\n'.repeat(100_000));
-  const nested = await env.step({ content: '', tool_calls: [{ function: { name: 'search', arguments: '['.repeat(100_000) + ']'.repeat(100_000) } }] });
+  const unclosed = await env.step('<function=execute_bash>\n<parameter=' + '\n'.repeat(100_000), limits);
+  const nested = await env.step({ content: '', tool_calls: [{ function: { name: 'search', arguments: '['.repeat(100_000) + ']'.repeat(100_000) } }] }, limits);
   t.ok(performance.now() - started < 2000, 'both steps answered within the step limit');
   t.match(unclosed.observation, /execute_bash/i, 'the call without a cmd gets the tool\'s own complaint');
   t.match(nested.observation, /^ERROR: tool_calls\[0\]\.function\.arguments/, 'deep JSON is an error observation');

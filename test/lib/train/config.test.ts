@@ -61,7 +61,7 @@ t.test('defaults are filled in', async (t) => {
     topK: 0,
     topP: 1,
     trajectoryTimeoutMs: 5_400_000,
-    stepTimeoutMs: 600_000,
+    stepTimeoutMs: 90_000, // the one step timeout (the tool call), handed to each env.step
     warnTokensLeft: 4096, // an eighth of the response budget, at most 4096
     enableThinking: false,
   });
@@ -108,6 +108,11 @@ t.test('relative paths are resolved against baseDir', async (t) => {
     t.equal(c.tasks.sandbox, 'local');
     t.equal(c.tasks.env.maxSteps, 50, 'the env section is defaulted too');
   }
+  t.throws(
+    () => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', env: { stepTimeoutMs: 20_000 } } }), BASE),
+    { code: 'ERR_SWERL_INVALID_ARG', message: /^config\.tasks\.env\.stepTimeoutMs is no longer an option here; the step timeout is the agent loop's: set rollout\.stepTimeoutMs/ },
+    'the env no longer has a step timeout of its own: an old config is told where it went',
+  );
   const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
   t.equal(absolute.run.dir, '/tmp/run');
   t.equal(resolveTrainConfig(config(), '/other').run.dir, '/other/runs/a');
