@@ -3,14 +3,13 @@ export { SwerlError, type SwerlErrorCode } from './errors.js';
 export type { NativeBuildInfo } from './native.js';
 export { computeAdvantages, type AdvantageEstimator, type AdvantageOptions } from './math/advantages.js';
 export { tokenWeights, perToken, type Aggregation, type TokenWeightsArgs } from './math/token-weights.js';
+export { TERMINATION_REASONS, type TerminationReason } from './types/termination.js';
 export {
-  TERMINATION_REASONS,
   compactFilter,
   turnPenalty,
   overlongPenalty,
   keepInformativeGroups,
   keepNonzeroAdvantages,
-  type TerminationReason,
   type CompactFilterArgs,
 } from './math/reward-shaping.js';
 export {
@@ -45,8 +44,6 @@ export { validateTasks, validationTable, type TaskValidation } from './env/valid
 export {
   NativePolicy,
   type GenerateRequest,
-  type Generation,
-  type FinishReason,
   type TrainSequence,
   type TrainStepBatch,
   type TrainStepResult,
@@ -54,7 +51,9 @@ export {
 export type { NativePolicyLoadOptions, NativePolicyOptions, OptimizerOptions, SaveOptions } from './policy/native-policy-options.js';
 export { presetConfig, resolveModelConfig, parameterCount, MODEL_PRESETS, type HfModelConfig, type ModelPreset } from './policy/model-config.js';
 export { learningRate, type LrSchedule } from './policy/schedule.js';
-export { ByteTokenizer, loadTokenizer, type Tokenizer } from './policy/tokenizer.js';
+export type { Tokenizer, DecodeOptions } from './types/tokenizer.js';
+export { ByteTokenizer } from './policy/byte-tokenizer.js';
+export { loadTokenizer } from './policy/hf-tokenizer.js';
 export { RemotePolicy, type RemotePolicyOptions } from './policy/remote-policy.js';
 export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
 export { evaluatePolicy, evalReport, reportMarkdown, predictionsJsonl, writeEvalOutputs, type EvalOptions, type EvalReport, type EvalTask, type TaskResult } from './eval/evaluate.js';
@@ -75,7 +74,8 @@ export type { TrainEvent } from './train/progress.js';
 export { trainingCharts, renderChartsSvg, asciiChart, type Chart, type Series } from './train/plots.js';
 export { runEpisode, parseAgentLoopOptions, type AgentLoopOptions, type EpisodeSpec } from './agent/agent-loop.js';
 export { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from './agent/rollout.js';
-export type { AgentPolicy, SamplingRequest, EpisodeContext } from './agent/policy.js';
+export type { AgentPolicy, SamplingRequest, EpisodeContext, Generation, FinishReason } from './types/policy.js';
+export type { JsonToolCall } from './types/tool-call.js';
 export type { Trajectory, TurnRecord } from './agent/trajectory.js';
 export { OraclePolicy, NoopPolicy } from './agent/scripted-policy.js';
 

@@ -12,11 +12,12 @@
  */
 import { SwerlError } from '../errors.js';
 import { DEFAULT_EPISODE_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from '../env/env.js';
-import type { TerminationReason } from '../math/reward-shaping.js';
+import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../policy/chat-template.js';
 import { TEMPERATURE_SCHEMA } from '../policy/native-policy-options.js';
-import type { AgentPolicy, EpisodeContext, Generation } from './policy.js';
+import type { Task } from '../env/tasks/task.js';
+import type { AgentPolicy, EpisodeContext, Generation } from '../types/policy.js';
 import type { Trajectory, TurnRecord } from './trajectory.js';
 
 export interface AgentLoopOptions {
@@ -67,7 +68,7 @@ export const parseAgentLoopOptions = optionsParser<AgentLoopOptions>({
 export interface EpisodeSpec {
   env: Env;
   policy: AgentPolicy;
-  context: Omit<EpisodeContext, 'turn'>;
+  context: Omit<EpisodeContext<Task>, 'turn'>;
   group: number;
   /** Stops the episode ('timeout' is not claimed: the caller decides what an abort means). */
   signal?: AbortSignal;

@@ -11,7 +11,7 @@ import { SwerlError } from '../errors.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
 import { EpisodeAborted, runEpisode, type AgentLoopOptions } from './agent-loop.js';
-import type { AgentPolicy, SamplingRequest, EpisodeContext } from './policy.js';
+import type { AgentPolicy, SamplingRequest, EpisodeContext } from '../types/policy.js';
 import type { Trajectory } from './trajectory.js';
 
 export interface RolloutItem {

@@ -18,8 +18,9 @@
 import { SwerlError, invalidArg } from '../errors.js';
 import { parseTextAction } from '../env/actions.js';
 import type { Task } from '../env/tasks/task.js';
-import { ByteTokenizer, type Tokenizer } from '../policy/tokenizer.js';
-import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from './policy.js';
+import { ByteTokenizer } from '../policy/byte-tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
+import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../types/policy.js';
 
 export interface ScriptedPolicyOptions {
   /** Default: a new ByteTokenizer. It needs an end-of-turn token (eosTokenIds[0]). */
@@ -105,9 +106,9 @@ abstract class ScriptedPolicy implements AgentPolicy {
   }
 
   /** The text of this turn's answer. */
-  protected abstract answer(context: EpisodeContext | undefined): string;
+  protected abstract answer(context: EpisodeContext<Task> | undefined): string;
 
-  async generate(request: SamplingRequest, context?: EpisodeContext): Promise<Generation> {
+  async generate(request: SamplingRequest, context?: EpisodeContext<Task>): Promise<Generation> {
     if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
     const full = [...this.tokenizer.encode(this.answer(context)), this.#endOfTurn];
     const limit = Math.max(0, Math.floor(request.maxTokens));
@@ -177,7 +178,7 @@ export class OraclePolicy extends ScriptedPolicy {
     return commands;
   }
 
-  protected answer(context: EpisodeContext | undefined): string {
+  protected answer(context: EpisodeContext<Task> | undefined): string {
     const task = context?.task;
     if (!task) {
       throw invalidArg('context.task', `is missing${context ? ` (task ${context.taskId})` : ''}`, 'the oracle policy plays SWE episodes only: give the episode context its task');

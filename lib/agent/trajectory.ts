@@ -1,6 +1,6 @@
 /** One episode as the trainer and the run directory see it. */
-import type { TerminationReason } from '../math/reward-shaping.js';
-import type { FinishReason } from '../policy/generation.js';
+import type { TerminationReason } from '../types/termination.js';
+import type { FinishReason } from '../types/policy.js';
 
 export interface TurnRecord {
   /** Tokens in the context when this turn was sampled. */

@@ -8,6 +8,7 @@
  * and OpenAI-style JSON tool calls for chat policies. Only the first call of a turn counts.
  */
 import { invalidArg } from '../errors.js';
+import type { JsonToolCall } from '../types/tool-call.js';
 import { assertJsonDepth } from '../util/json-depth.js';
 
 export interface Action {
@@ -73,13 +74,6 @@ export function parseTextAction(response: string): Action | null {
     at = end + PARAMETER_CLOSE.length;
   }
   return { name: open.value, args };
-}
-
-/** An OpenAI chat-completions tool call. */
-export interface JsonToolCall {
-  type?: 'function';
-  id?: string;
-  function: { name: string; arguments: string | Record<string, unknown> };
 }
 
 /**

@@ -3,8 +3,8 @@
  * reset() gives the opening messages, step(action) plays one assistant turn, reward() grades
  * the episode, close() releases everything the episode holds.
  */
-import type { TerminationReason } from '../math/reward-shaping.js';
-import type { JsonToolCall } from './actions.js';
+import type { TerminationReason } from '../types/termination.js';
+import type { JsonToolCall } from '../types/tool-call.js';
 import type { TestStatus } from './reward/test-log.js';
 
 export interface ChatMessage {

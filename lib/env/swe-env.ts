@@ -5,7 +5,7 @@
  * there); close() destroys whatever sandbox is left.
  */
 import { SwerlError, invalidArg } from '../errors.js';
-import type { TerminationReason } from '../math/reward-shaping.js';
+import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { parseAgentLoopOptions } from '../agent/agent-loop.js';
-import type { AgentPolicy } from '../agent/policy.js';
+import type { AgentPolicy } from '../types/policy.js';
 import { NoopPolicy, OraclePolicy } from '../agent/scripted-policy.js';
 import { SwerlError } from '../errors.js';
 import { createSandboxBackend } from '../env/sandbox/backends.js';
@@ -114,7 +114,7 @@ export async function evalCommand(args: string[]): Promise<number> {
   } else {
     if (!values.tokenizer) throw fail('--server needs --tokenizer DIR: prompts are rendered here and sent as token ids');
     if (values.protocol !== 'openai' && values.protocol !== 'sglang') throw fail(`--protocol is ${JSON.stringify(values.protocol)}; use openai or sglang`);
-    const { loadTokenizer } = await import('../policy/tokenizer.js');
+    const { loadTokenizer } = await import('../policy/hf-tokenizer.js');
     const { RemotePolicy } = await import('../policy/remote-policy.js');
     const remote = await RemotePolicy.connect(await loadTokenizer(values.tokenizer), {
       servers: values.server!.split(','),

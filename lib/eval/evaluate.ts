@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { runRollouts, type RolloutItem } from '../agent/rollout.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
-import type { AgentPolicy } from '../agent/policy.js';
+import type { AgentPolicy } from '../types/policy.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';

@@ -7,17 +7,7 @@ import { native } from '../native.js';
 import { optionsParser } from '../schema.js';
 import { sequenceLayout } from './sequences.js';
 import { float32Array, int32Array, maskArray } from './validate.js';
-
-/** Why an episode ended. The order is the native code (native/src/reward_shaping.h). */
-export const TERMINATION_REASONS = [
-  'submitted',
-  'max_steps',
-  'max_context',
-  'timeout',
-  'env_timeout',
-  'error',
-] as const;
-export type TerminationReason = (typeof TERMINATION_REASONS)[number];
+import { TERMINATION_REASONS, type TerminationReason } from '../types/termination.js';
 
 function terminationCodes(reasons: ArrayLike<string>, field: string, length: number): Uint8Array {
   if (!Array.isArray(reasons)) throw invalidArg(field, 'must be an array of termination reasons');

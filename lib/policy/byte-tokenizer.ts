@@ -4,7 +4,7 @@
  * with no merges) that encodes the same, so a saved model loads in transformers and vLLM.
  */
 import { BYTE_TO_CHAR, CHAR_TO_BYTE } from './byte-level.js';
-import type { DecodeOptions, Tokenizer } from './tokenizer.js';
+import type { DecodeOptions, Tokenizer } from '../types/tokenizer.js';
 
 /**
  * Qwen3's ChatML tokens in ByteTokenizer's id order (256 + index). As in Qwen3's own

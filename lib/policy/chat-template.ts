@@ -19,10 +19,10 @@
  * generation prompt's, then those it sampled.
  */
 import { invalidArg } from '../errors.js';
-import type { JsonToolCall } from '../env/actions.js';
+import type { JsonToolCall } from '../types/tool-call.js';
 import { optionsParser } from '../schema.js';
 import { pythonJsonDumps } from './python-json.js';
-import type { Tokenizer } from './tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 import { formatToolCall } from './tool-calls.js';
 
 export { formatToolCall, parseToolCalls, type ParsedToolCall, type ParsedToolCalls } from './tool-calls.js';

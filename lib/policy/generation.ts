@@ -6,16 +6,7 @@
  */
 import { SwerlError } from '../errors.js';
 import type { NativeGenerationRequest, NativePolicyHandle } from '../native.js';
-
-export type FinishReason = 'stop' | 'length' | 'cancelled';
-
-export interface Generation {
-  /** The sampled ids, the stop token included when one ended the generation. */
-  tokens: Int32Array;
-  /** The sampler's fp32 logprob of each sampled token: log softmax(z / temperature). */
-  logprobs: Float32Array;
-  finishReason: FinishReason;
-}
+import type { FinishReason, Generation } from '../types/policy.js';
 
 /** A request as the scheduler takes it: validated and defaulted. */
 export interface ScheduledRequest {

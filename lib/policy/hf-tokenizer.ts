@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Tokenizer as HfJsTokenizer } from '@huggingface/tokenizers';
 
 import { SwerlError } from '../errors.js';
-import type { DecodeOptions, Tokenizer } from './tokenizer.js';
+import type { DecodeOptions, Tokenizer } from '../types/tokenizer.js';
 
 const TOKENIZER_FILE = 'tokenizer.json';
 const CONFIG_FILE = 'tokenizer_config.json';

@@ -13,7 +13,8 @@ import { resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from
 import { float32Array, int32Array } from '../math/validate.js';
 import { native, type NativeDtype, type NativePolicyHandle, type NativeTrainBatch } from '../native.js';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.js';
-import { GenerationScheduler, type Generation } from './generation.js';
+import { GenerationScheduler } from './generation.js';
+import type { Generation } from '../types/policy.js';
 import { resolveModelConfig, type HfModelConfig, type ResolvedModelConfig } from './model-config.js';
 import {
   parseGenerateOptions,
@@ -25,9 +26,9 @@ import {
   type SaveOptions,
 } from './native-policy-options.js';
 import { learningRate } from './schedule.js';
-import { ByteTokenizer, loadTokenizer, type Tokenizer } from './tokenizer.js';
-
-export type { Generation, FinishReason } from './generation.js';
+import { ByteTokenizer } from './byte-tokenizer.js';
+import { loadTokenizer } from './hf-tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 
 export interface GenerateRequest extends Partial<GenerateOptions> {
   /** Prompt token ids (rendered by the chat template; never text). */

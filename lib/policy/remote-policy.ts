@@ -20,8 +20,8 @@
  */
 import { invalidArg, SwerlError } from '../errors.js';
 import { optionsParser } from '../schema.js';
-import type { AgentPolicy, Generation, SamplingRequest } from '../agent/policy.js';
-import type { Tokenizer } from './tokenizer.js';
+import type { AgentPolicy, Generation, SamplingRequest } from '../types/policy.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 
 export interface RemotePolicyOptions {
   /** Base URLs, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted). */

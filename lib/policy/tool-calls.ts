@@ -3,7 +3,7 @@
  * writing them as Qwen3's chat template does, and reading them back from a model's output.
  */
 import { invalidArg } from '../errors.js';
-import type { JsonToolCall } from '../env/actions.js';
+import type { JsonToolCall } from '../types/tool-call.js';
 import { MAX_JSON_DEPTH, assertJsonDepth, nestsDeeperThan } from '../util/json-depth.js';
 import { pythonJsonDumps } from './python-json.js';
 

@@ -5,7 +5,8 @@
  */
 import { Worker } from 'node:worker_threads';
 
-import { ByteTokenizer, type Tokenizer } from '../policy/tokenizer.js';
+import { ByteTokenizer } from '../policy/byte-tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 import { HttpError } from './http.js';
 import type { ParsedRequest, RequestLimits, Route } from './requests.js';
 

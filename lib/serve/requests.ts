@@ -7,7 +7,7 @@
 import { SwerlError } from '../errors.js';
 import { renderChat, type ChatMessage } from '../policy/chat-template.js';
 import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../policy/native-policy-options.js';
-import type { Tokenizer } from '../policy/tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { badRequest, HttpError, optionalBoolean, optionalInteger, optionalNumber, stopStrings } from './http.js';
 

@@ -7,7 +7,7 @@
  * Each token decodes only a short window (vLLM's incremental detokenizing): decoding every
  * token's whole completion again made an 8000-token answer cost 5.7 s of the event loop.
  */
-import type { Tokenizer } from '../policy/tokenizer.js';
+import type { Tokenizer } from '../types/tokenizer.js';
 
 export interface TextDelta {
   text: string;

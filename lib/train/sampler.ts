@@ -9,7 +9,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import type { AgentPolicy } from '../agent/policy.js';
+import type { AgentPolicy } from '../types/policy.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import { NativePolicy } from '../policy/native-policy.js';
 import { RemotePolicy } from '../policy/remote-policy.js';

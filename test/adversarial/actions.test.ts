@@ -6,7 +6,8 @@
  */
 import t from 'tap';
 
-import { parseJsonToolCalls, parseTextAction, type Action, type JsonToolCall } from '../../lib/env/actions.js';
+import { parseJsonToolCalls, parseTextAction, type Action } from '../../lib/env/actions.js';
+import type { JsonToolCall } from '../../lib/types/tool-call.js';
 import { parseToolCalls } from '../../lib/policy/tool-calls.js';
 import { AdversarialTally } from '../support/adversarial.js';
 import { Rng, testSeed } from '../reference/random.js';

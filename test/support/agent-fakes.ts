@@ -4,9 +4,9 @@
  * function of (turn, position), and an env's behaviour is given step by step.
  */
 import type { ChatMessage, Env, RewardResult, StepLimits, StepResult } from '../../lib/env/env.js';
-import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../lib/agent/policy.js';
-import type { TerminationReason } from '../../lib/math/reward-shaping.js';
-import { ByteTokenizer } from '../../lib/policy/tokenizer.js';
+import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../lib/types/policy.js';
+import type { TerminationReason } from '../../lib/types/termination.js';
+import { ByteTokenizer } from '../../lib/policy/byte-tokenizer.js';
 
 export const tokenizer = new ByteTokenizer();
 export const IM_END = tokenizer.specialTokens['<|im_end|>']!;

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
-import type { AgentPolicy } from '../../../lib/agent/policy.js';
+import type { AgentPolicy } from '../../../lib/types/policy.js';
 import { NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy } from '../../../lib/agent/scripted-policy.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
@@ -17,7 +17,7 @@ import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../lib/env/tasks/load.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../lib/env/tasks/task.js';
-import { ByteTokenizer } from '../../../lib/policy/tokenizer.js';
+import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tasks/swe-mini');
 const CONCURRENCY = 4;

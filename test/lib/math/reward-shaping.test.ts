@@ -1,13 +1,7 @@
 import t from 'tap';
 
-import {
-  compactFilter,
-  keepInformativeGroups,
-  keepNonzeroAdvantages,
-  overlongPenalty,
-  TERMINATION_REASONS,
-  turnPenalty,
-} from '../../../lib/math/reward-shaping.js';
+import { compactFilter, keepInformativeGroups, keepNonzeroAdvantages, overlongPenalty, turnPenalty } from '../../../lib/math/reward-shaping.js';
+import { TERMINATION_REASONS } from '../../../lib/types/termination.js';
 import { maxRelativeError } from '../../reference/compare.js';
 import { Rng, testSeed } from '../../reference/random.js';
 

@@ -14,7 +14,9 @@ import {
 } from '../../../lib/policy/chat-template.js';
 import type { ChatMessage as EnvChatMessage } from '../../../lib/env/env.js';
 import { pythonJsonDumps } from '../../../lib/policy/python-json.js';
-import { ByteTokenizer, loadTokenizer, type Tokenizer } from '../../../lib/policy/tokenizer.js';
+import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
+import { loadTokenizer } from '../../../lib/policy/hf-tokenizer.js';
+import type { Tokenizer } from '../../../lib/types/tokenizer.js';
 import { writeTinyTokenizer } from '../../support/tiny-tokenizer.js';
 
 const byteTok = new ByteTokenizer();

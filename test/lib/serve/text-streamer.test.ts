@@ -4,7 +4,9 @@
 // token costs a bounded window, not the whole completion so far.
 import t from 'tap';
 
-import { ByteTokenizer, loadTokenizer, type Tokenizer } from '../../../lib/policy/tokenizer.js';
+import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
+import { loadTokenizer } from '../../../lib/policy/hf-tokenizer.js';
+import type { Tokenizer } from '../../../lib/types/tokenizer.js';
 import { TextStreamer } from '../../../lib/serve/text-streamer.js';
 import { Rng } from '../../reference/random.js';
 import { writeTinyTokenizer } from '../../support/tiny-tokenizer.js';

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
-import type { TerminationReason } from '../../../lib/math/reward-shaping.js';
+import type { TerminationReason } from '../../../lib/types/termination.js';
 import { PRESETS, type AlgorithmConfig, type AlgorithmPreset } from '../../../lib/train/algorithms.js';
 import { miniBatches, shapeBatch, solveCounts, type MiniBatch, type ShapedBatch } from '../../../lib/train/batch.js';
 import { maxRelativeError } from '../../reference/compare.js';

@@ -1,14 +1,10 @@
 /**
- * The tokenizer a policy uses: text to ids and back, the added tokens (ChatML's <|im_start|>,
+ * The tokenizer contract: text to ids and back, the added tokens (ChatML's <|im_start|>,
  * <|im_end|>, <tool_call>, ...), and the files that reproduce it in a saved model directory.
- *
- * Two implementations: loadTokenizer(dir) for a Hugging Face tokenizer.json (Qwen's and any
- * other fast tokenizer), and ByteTokenizer, raw UTF-8 bytes plus ChatML's tokens, for tiny
- * models trained from scratch.
+ * Two implementations live with the model: loadTokenizer(dir) (lib/policy/hf-tokenizer.ts) for
+ * a Hugging Face tokenizer.json, and ByteTokenizer (lib/policy/byte-tokenizer.ts), raw UTF-8
+ * bytes plus ChatML's tokens, for tiny models trained from scratch.
  */
-export { ByteTokenizer, CHATML_TOKENS } from './byte-tokenizer.js';
-export { loadTokenizer } from './hf-tokenizer.js';
-
 export interface DecodeOptions {
   /** Leave out the added tokens marked special (<|im_start|>, <|im_end|>, ...), as HF does. Default false. */
   skipSpecialTokens?: boolean;

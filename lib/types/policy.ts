@@ -1,13 +1,20 @@
 /**
  * What the agent loop needs of a policy: a tokenizer to render the conversation, and token-in /
- * token-out sampling with the sampler's own logprobs. NativePolicy is one; scripted policies
- * (the oracle and no-op of lib/agent/scripted-policy.ts) and, later, remote servers are others.
+ * token-out sampling with the sampler's own logprobs. The model (NativePolicy), remote
+ * inference servers (RemotePolicy) and scripted policies (lib/agent/scripted-policy.ts) are
+ * each one.
  */
-import type { Generation } from '../policy/generation.js';
-import type { Tokenizer } from '../policy/tokenizer.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Tokenizer } from './tokenizer.js';
 
-export type { Generation, FinishReason } from '../policy/generation.js';
+export type FinishReason = 'stop' | 'length' | 'cancelled';
+
+export interface Generation {
+  /** The sampled ids, the stop token included when one ended the generation. */
+  tokens: Int32Array;
+  /** The sampler's fp32 logprob of each sampled token: log softmax(z / temperature). */
+  logprobs: Float32Array;
+  finishReason: FinishReason;
+}
 
 export interface SamplingRequest {
   /** The conversation so far, rendered by the chat template, ending with the generation prompt. */
@@ -21,8 +28,11 @@ export interface SamplingRequest {
   signal?: AbortSignal;
 }
 
-/** Who is asking: scripted policies read it; a model ignores it. */
-export interface EpisodeContext {
+/**
+ * Who is asking: scripted policies read it; a model ignores it. `Task` is the env's task type
+ * (lib/env/tasks/task.ts), left open here so that the model layer needs nothing of the env.
+ */
+export interface EpisodeContext<Task = unknown> {
   /** The task's id (FrozenLake: its map's name). */
   taskId: string;
   /** The SWE task, when the episode is one. */
