@@ -14,8 +14,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { native, packageRoot } from '../lib/native.js';
-import { NativePolicy } from '../lib/policy/native-policy.js';
-import { parameterCount, presetConfig, resolveModelConfig, type HfModelConfig, type ModelPreset } from '../lib/policy/model-config.js';
+import { NativePolicy } from '../lib/model/native-policy.js';
+import { parameterCount, presetConfig, resolveModelConfig, type HfModelConfig, type ModelPreset } from '../lib/model/model-config.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
 

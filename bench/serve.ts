@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { packageRoot } from '../lib/native.js';
-import { presetConfig } from '../lib/policy/model-config.js';
-import { NativePolicy } from '../lib/policy/native-policy.js';
+import { presetConfig } from '../lib/model/model-config.js';
+import { NativePolicy } from '../lib/model/native-policy.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
 

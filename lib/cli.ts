@@ -247,7 +247,7 @@ async function serveCommand(args: string[]): Promise<number> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SwerlError('ERR_SWERL_INVALID_ARG', `--port is ${JSON.stringify(values.port)}; give a port number (0 for any)`);
   const dir = positionals[0]!;
-  const { NativePolicy } = await import('./policy/native-policy.js');
+  const { NativePolicy } = await import('./model/native-policy.js');
   const { startServer } = await import('./serve/server.js');
   const policy = await NativePolicy.load(dir, {
     device: values.device!,

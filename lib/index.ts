@@ -47,14 +47,14 @@ export {
   type TrainSequence,
   type TrainStepBatch,
   type TrainStepResult,
-} from './policy/native-policy.js';
-export type { NativePolicyLoadOptions, NativePolicyOptions, OptimizerOptions, SaveOptions } from './policy/native-policy-options.js';
-export { presetConfig, resolveModelConfig, parameterCount, MODEL_PRESETS, type HfModelConfig, type ModelPreset } from './policy/model-config.js';
-export { learningRate, type LrSchedule } from './policy/schedule.js';
+} from './model/native-policy.js';
+export type { NativePolicyLoadOptions, NativePolicyOptions, OptimizerOptions, SaveOptions } from './model/native-policy-options.js';
+export { presetConfig, resolveModelConfig, parameterCount, MODEL_PRESETS, type HfModelConfig, type ModelPreset } from './model/model-config.js';
+export { learningRate, type LrSchedule } from './model/schedule.js';
 export type { Tokenizer, DecodeOptions } from './types/tokenizer.js';
-export { ByteTokenizer } from './policy/byte-tokenizer.js';
-export { loadTokenizer } from './policy/hf-tokenizer.js';
-export { RemotePolicy, type RemotePolicyOptions } from './policy/remote-policy.js';
+export { ByteTokenizer } from './model/byte-tokenizer.js';
+export { loadTokenizer } from './model/hf-tokenizer.js';
+export { RemotePolicy, type RemotePolicyOptions } from './model/remote-policy.js';
 export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
 export { evaluatePolicy, evalReport, reportMarkdown, predictionsJsonl, writeEvalOutputs, type EvalOptions, type EvalReport, type EvalTask, type TaskResult } from './eval/evaluate.js';
 export { passAtK, meanAndSem } from './eval/metrics.js';
@@ -65,7 +65,7 @@ export {
   type ChatMessage as ChatTemplateMessage,
   type ToolDefinition,
   type RenderedChat,
-} from './policy/chat-template.js';
+} from './model/chat-template.js';
 
 export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
 export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';

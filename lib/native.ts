@@ -77,7 +77,7 @@ export interface NativeBenchResult {
   loss: number;
 }
 
-/** The decoder's architecture, fully resolved (lib/policy/model-config.ts). */
+/** The decoder's architecture, fully resolved (lib/model/model-config.ts). */
 export interface NativeModelConfig {
   vocabSize: number;
   hiddenSize: number;

@@ -18,7 +18,7 @@
 import { SwerlError, invalidArg } from '../errors.js';
 import { parseTextAction } from '../env/actions.js';
 import type { Task } from '../env/tasks/task.js';
-import { ByteTokenizer } from '../policy/byte-tokenizer.js';
+import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../types/policy.js';
 

@@ -106,7 +106,7 @@ export async function evalCommand(args: string[]): Promise<number> {
     // As in `swerl train`: OpenBLAS's fork handler can hang a multi-threaded GEMM while
     // sandbox commands spawn; read when the addon loads, just below.
     process.env.OPENBLAS_NUM_THREADS ??= '1';
-    const { NativePolicy } = await import('../policy/native-policy.js');
+    const { NativePolicy } = await import('../model/native-policy.js');
     const native = await NativePolicy.load(values.model);
     policy = native;
     dispose = () => native.dispose();
@@ -114,8 +114,8 @@ export async function evalCommand(args: string[]): Promise<number> {
   } else {
     if (!values.tokenizer) throw fail('--server needs --tokenizer DIR: prompts are rendered here and sent as token ids');
     if (values.protocol !== 'openai' && values.protocol !== 'sglang') throw fail(`--protocol is ${JSON.stringify(values.protocol)}; use openai or sglang`);
-    const { loadTokenizer } = await import('../policy/hf-tokenizer.js');
-    const { RemotePolicy } = await import('../policy/remote-policy.js');
+    const { loadTokenizer } = await import('../model/hf-tokenizer.js');
+    const { RemotePolicy } = await import('../model/remote-policy.js');
     const remote = await RemotePolicy.connect(await loadTokenizer(values.tokenizer), {
       servers: values.server!.split(','),
       protocol: values.protocol,

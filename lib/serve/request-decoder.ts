@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
-import { ByteTokenizer } from '../policy/byte-tokenizer.js';
+import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import { HttpError } from './http.js';
 import type { ParsedRequest, RequestLimits, Route } from './requests.js';

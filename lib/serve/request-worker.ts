@@ -7,8 +7,8 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { tokenizerFromFiles } from '../policy/hf-tokenizer.js';
-import { ByteTokenizer } from '../policy/byte-tokenizer.js';
+import { tokenizerFromFiles } from '../model/hf-tokenizer.js';
+import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import { HttpError } from './http.js';
 import type { DecodeJob, DecodeReply, WorkerData } from './request-decoder.js';
 import { parseBody, parseRequest, type ParsedRequest } from './requests.js';

@@ -5,8 +5,8 @@
  * never holds up /health or the decode loop.
  */
 import { SwerlError } from '../errors.js';
-import { renderChat, type ChatMessage } from '../policy/chat-template.js';
-import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../policy/native-policy-options.js';
+import { renderChat, type ChatMessage } from '../model/chat-template.js';
+import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../model/native-policy-options.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { badRequest, HttpError, optionalBoolean, optionalInteger, optionalNumber, stopStrings } from './http.js';

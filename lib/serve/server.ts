@@ -27,8 +27,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 import { invalidArg, SwerlError } from '../errors.js';
-import { parseToolCalls } from '../policy/chat-template.js';
-import type { NativePolicy } from '../policy/native-policy.js';
+import { parseToolCalls } from '../model/chat-template.js';
+import type { NativePolicy } from '../model/native-policy.js';
 import { EventStream, HttpError, readBody, sendError, sendJson } from './http.js';
 import { RequestDecoder } from './request-decoder.js';
 import type { ChatRequest, CompletionRequest, GenerateRequest, RequestLimits, Route, Sampling, WeightsRequest } from './requests.js';

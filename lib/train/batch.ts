@@ -10,7 +10,7 @@ import type { Trajectory } from '../agent/trajectory.js';
 import { computeAdvantages } from '../math/advantages.js';
 import { compactFilter, keepInformativeGroups, keepNonzeroAdvantages, overlongPenalty, turnPenalty } from '../math/reward-shaping.js';
 import { tokenWeights } from '../math/token-weights.js';
-import type { TrainSequence } from '../policy/native-policy.js';
+import type { TrainSequence } from '../model/native-policy.js';
 import type { AlgorithmConfig } from './algorithms.js';
 
 export interface ShapedBatch {

@@ -9,9 +9,9 @@ import { invalidArg } from '../errors.js';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
-import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../policy/native-policy-options.js';
+import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../model/native-policy-options.js';
 import { LOSS_FIELDS } from '../math/policy-loss.js';
-import { MODEL_PRESETS, type ModelPreset } from '../policy/model-config.js';
+import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 
 export interface RunConfig {

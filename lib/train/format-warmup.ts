@@ -12,7 +12,7 @@ import type { AgentPolicy, SamplingRequest } from '../types/policy.js';
 import { runRollouts } from '../agent/rollout.js';
 import { DIRECTIONS } from '../env/frozen-lake.js';
 import type { Generation } from '../types/policy.js';
-import type { NativePolicy } from '../policy/native-policy.js';
+import type { NativePolicy } from '../model/native-policy.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import { mixSeed, mulberry32 } from '../util/random.js';
 import type { TaskSource } from './task-source.js';

@@ -11,8 +11,8 @@ import path from 'node:path';
 
 import type { AgentPolicy } from '../types/policy.js';
 import type { Trajectory } from '../agent/trajectory.js';
-import { NativePolicy } from '../policy/native-policy.js';
-import { RemotePolicy } from '../policy/remote-policy.js';
+import { NativePolicy } from '../model/native-policy.js';
+import { RemotePolicy } from '../model/remote-policy.js';
 import { startServer, type RunningServer } from '../serve/server.js';
 import type { TrainConfig } from './config.js';
 

@@ -1,8 +1,8 @@
 /**
  * The tokenizer contract: text to ids and back, the added tokens (ChatML's <|im_start|>,
  * <|im_end|>, <tool_call>, ...), and the files that reproduce it in a saved model directory.
- * Two implementations live with the model: loadTokenizer(dir) (lib/policy/hf-tokenizer.ts) for
- * a Hugging Face tokenizer.json, and ByteTokenizer (lib/policy/byte-tokenizer.ts), raw UTF-8
+ * Two implementations live with the model: loadTokenizer(dir) (lib/model/hf-tokenizer.ts) for
+ * a Hugging Face tokenizer.json, and ByteTokenizer (lib/model/byte-tokenizer.ts), raw UTF-8
  * bytes plus ChatML's tokens, for tiny models trained from scratch.
  */
 export interface DecodeOptions {

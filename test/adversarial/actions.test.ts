@@ -8,7 +8,7 @@ import t from 'tap';
 
 import { parseJsonToolCalls, parseTextAction, type Action } from '../../lib/env/actions.js';
 import type { JsonToolCall } from '../../lib/types/tool-call.js';
-import { parseToolCalls } from '../../lib/policy/tool-calls.js';
+import { parseToolCalls } from '../../lib/model/tool-calls.js';
 import { AdversarialTally } from '../support/adversarial.js';
 import { Rng, testSeed } from '../reference/random.js';
 

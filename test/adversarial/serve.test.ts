@@ -16,8 +16,8 @@ import path from 'node:path';
 
 import t from 'tap';
 
-import { presetConfig } from '../../lib/policy/model-config.js';
-import { NativePolicy } from '../../lib/policy/native-policy.js';
+import { presetConfig } from '../../lib/model/model-config.js';
+import { NativePolicy } from '../../lib/model/native-policy.js';
 import { AdversarialTally, type Outcome } from '../support/adversarial.js';
 import { CLI, spawnTs, waitForExit, waitForLine } from '../support/child-process.js';
 

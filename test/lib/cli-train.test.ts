@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import t, { type Test } from 'tap';
 
-import { ByteTokenizer } from '../../lib/policy/byte-tokenizer.js';
+import { ByteTokenizer } from '../../lib/model/byte-tokenizer.js';
 import { train } from '../../lib/train/trainer.js';
 import { mixSeed, tasksForStep } from '../../lib/util/random.js';
 import { typescriptExecArgv } from '../support/child-process.js';

@@ -6,7 +6,7 @@
 import type { ChatMessage, Env, RewardResult, StepLimits, StepResult } from '../../lib/env/env.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../lib/types/policy.js';
 import type { TerminationReason } from '../../lib/types/termination.js';
-import { ByteTokenizer } from '../../lib/policy/byte-tokenizer.js';
+import { ByteTokenizer } from '../../lib/model/byte-tokenizer.js';
 
 export const tokenizer = new ByteTokenizer();
 export const IM_END = tokenizer.specialTokens['<|im_end|>']!;

@@ -6,8 +6,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import type { HfModelConfig, ModelType } from '../../lib/policy/model-config.js';
-import { writeSafetensorsCheckpoint, type SafetensorsDtype } from '../../lib/policy/safetensors.js';
+import type { HfModelConfig, ModelType } from '../../lib/model/model-config.js';
+import { writeSafetensorsCheckpoint, type SafetensorsDtype } from '../../lib/model/safetensors.js';
 import { referenceParameterShapes, type ReferenceConfig } from '../reference/qwen3.js';
 import type { Rng } from '../reference/random.js';
 import { writeTinyTokenizer } from './tiny-tokenizer.js';

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { byteLevelAlphabet, BYTE_TO_CHAR } from '../../lib/policy/byte-level.js';
+import { byteLevelAlphabet, BYTE_TO_CHAR } from '../../lib/model/byte-level.js';
 
 // Qwen2's pre-tokenizer regex, as in Qwen2/Qwen3 tokenizer.json.
 const QWEN2_SPLIT =

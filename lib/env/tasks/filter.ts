@@ -11,7 +11,12 @@ import { readFile, stat } from 'node:fs/promises';
 import { invalidArg } from '../../errors.js';
 import type { TaskValidation } from '../validate.js';
 import { readRows } from './rows.js';
-import type { TaskResult } from '../../eval/evaluate.js';
+
+/** How often a task was solved: the fields of a `swerl eval` report's perTask entries read here. */
+export interface SolveRate {
+  runs: number;
+  solved: number;
+}
 
 export interface FilterOptions {
   /** Most files the gold patch may change. */
@@ -21,7 +26,7 @@ export interface FilterOptions {
   /** Repositories (owner/name) whose rows are dropped. */
   excludeRepos?: ReadonlySet<string>;
   /** Per-task results of `swerl eval` (runs, solved) for solve-rate filtering. */
-  solveRates?: ReadonlyMap<string, Pick<TaskResult, 'runs' | 'solved'>>;
+  solveRates?: ReadonlyMap<string, SolveRate>;
   /** Drop rows solved at least this often (Nebius: 2/3). Default: none. */
   maxSolveRate?: number;
   /** Drop rows never solved. */
@@ -154,12 +159,12 @@ export async function readRepoList(spec: string): Promise<Set<string>> {
 }
 
 /** Solve rates of every task in one or more `swerl eval` report.json files (runs and solves added up). */
-export async function readSolveRates(files: readonly string[]): Promise<Map<string, { runs: number; solved: number }>> {
-  const rates = new Map<string, { runs: number; solved: number }>();
+export async function readSolveRates(files: readonly string[]): Promise<Map<string, SolveRate>> {
+  const rates = new Map<string, SolveRate>();
   for (const file of files) {
-    let report: { perTask?: TaskResult[] };
+    let report: { perTask?: Array<SolveRate & { id: string }> };
     try {
-      report = JSON.parse(await readFile(file, 'utf8')) as { perTask?: TaskResult[] };
+      report = JSON.parse(await readFile(file, 'utf8')) as typeof report;
     } catch (error) {
       throw invalidArg('--solve-rates', `cannot read ${file} (${(error as Error).message})`, 'give the report.json files swerl eval wrote');
     }

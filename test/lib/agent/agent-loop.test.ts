@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { parseAgentLoopOptions, runEpisode, type AgentLoopOptions, type EpisodeSpec } from '../../../lib/agent/agent-loop.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { SwerlError } from '../../../lib/errors.js';
-import { renderChat, type ChatMessage } from '../../../lib/policy/chat-template.js';
+import { renderChat, type ChatMessage } from '../../../lib/model/chat-template.js';
 import {
   FakeEnv,
   IM_END,

@@ -17,7 +17,7 @@ import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../lib/env/tasks/load.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../lib/env/tasks/task.js';
-import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
+import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tasks/swe-mini');
 const CONCURRENCY = 4;

@@ -7,8 +7,8 @@ import path from 'node:path';
 
 import t from 'tap';
 
-import { presetConfig } from '../../../lib/policy/model-config.js';
-import { NativePolicy } from '../../../lib/policy/native-policy.js';
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { CLI, runSwerl, spawnTs, waitForExit, waitForLine } from '../../support/child-process.js';
 
 t.test('swerl serve: loads a model directory, serves, stops on SIGINT', async (t) => {

@@ -9,9 +9,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import t from 'tap';
 
-import { renderChat } from '../../../lib/policy/chat-template.js';
-import { presetConfig } from '../../../lib/policy/model-config.js';
-import { NativePolicy } from '../../../lib/policy/native-policy.js';
+import { renderChat } from '../../../lib/model/chat-template.js';
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { MAX_PROMPT_BYTES_PER_TOKEN, startServer } from '../../../lib/serve/server.js';
 import { Rng } from '../../reference/random.js';
 import { writeTinyCheckpoint } from '../../support/tiny-checkpoint.js';

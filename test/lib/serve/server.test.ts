@@ -12,10 +12,10 @@ import t, { type Test } from 'tap';
 import { parseAgentLoopOptions } from '../../../lib/agent/agent-loop.js';
 import { runRollouts, type RolloutItem } from '../../../lib/agent/rollout.js';
 import { FrozenLakeEnv } from '../../../lib/env/frozen-lake.js';
-import { renderChat } from '../../../lib/policy/chat-template.js';
-import { presetConfig } from '../../../lib/policy/model-config.js';
-import { NativePolicy } from '../../../lib/policy/native-policy.js';
-import { RemotePolicy } from '../../../lib/policy/remote-policy.js';
+import { renderChat } from '../../../lib/model/chat-template.js';
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy } from '../../../lib/model/native-policy.js';
+import { RemotePolicy } from '../../../lib/model/remote-policy.js';
 import { startServer } from '../../../lib/serve/server.js';
 
 const TINY = presetConfig('qwen3-tiny', 265);

@@ -4,8 +4,8 @@
 // token costs a bounded window, not the whole completion so far.
 import t from 'tap';
 
-import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
-import { loadTokenizer } from '../../../lib/policy/hf-tokenizer.js';
+import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
+import { loadTokenizer } from '../../../lib/model/hf-tokenizer.js';
 import type { Tokenizer } from '../../../lib/types/tokenizer.js';
 import { TextStreamer } from '../../../lib/serve/text-streamer.js';
 import { Rng } from '../../reference/random.js';

@@ -10,8 +10,8 @@ import path from 'node:path';
 
 import t, { type Test } from 'tap';
 
-import { presetConfig } from '../../../lib/policy/model-config.js';
-import { NativePolicy } from '../../../lib/policy/native-policy.js';
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { startServer } from '../../../lib/serve/server.js';
 import { resolveTrainConfig } from '../../../lib/train/config.js';
 import { RunDirectory } from '../../../lib/train/run-dir.js';

@@ -5,9 +5,9 @@ import path from 'node:path';
 import t from 'tap';
 
 import { SwerlError } from '../../../lib/errors.js';
-import { presetConfig } from '../../../lib/policy/model-config.js';
-import { NativePolicy, type TrainSequence } from '../../../lib/policy/native-policy.js';
-import { readCheckpointTensors, readSafetensorsHeader } from '../../../lib/policy/safetensors.js';
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy, type TrainSequence } from '../../../lib/model/native-policy.js';
+import { readCheckpointTensors, readSafetensorsHeader } from '../../../lib/model/safetensors.js';
 import { qwen3LogitsF64 } from '../../reference/qwen3.js';
 import { Rng, testSeed } from '../../reference/random.js';
 import { writeTinyCheckpoint } from '../../support/tiny-checkpoint.js';

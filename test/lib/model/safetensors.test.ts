@@ -13,7 +13,7 @@ import {
   writeSafetensorsCheckpoint,
   type SafetensorsDtype,
   type TensorToWrite,
-} from '../../../lib/policy/safetensors.js';
+} from '../../../lib/model/safetensors.js';
 import { Rng, testSeed } from '../../reference/random.js';
 
 const seed = testSeed();

@@ -11,11 +11,11 @@ import {
   renderChat,
   type ChatMessage,
   type RenderOptions,
-} from '../../../lib/policy/chat-template.js';
+} from '../../../lib/model/chat-template.js';
 import type { ChatMessage as EnvChatMessage } from '../../../lib/env/env.js';
-import { pythonJsonDumps } from '../../../lib/policy/python-json.js';
-import { ByteTokenizer } from '../../../lib/policy/byte-tokenizer.js';
-import { loadTokenizer } from '../../../lib/policy/hf-tokenizer.js';
+import { pythonJsonDumps } from '../../../lib/model/python-json.js';
+import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
+import { loadTokenizer } from '../../../lib/model/hf-tokenizer.js';
 import type { Tokenizer } from '../../../lib/types/tokenizer.js';
 import { writeTinyTokenizer } from '../../support/tiny-tokenizer.js';
 

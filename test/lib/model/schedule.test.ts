@@ -1,6 +1,6 @@
 import t from 'tap';
 
-import { learningRate } from '../../../lib/policy/schedule.js';
+import { learningRate } from '../../../lib/model/schedule.js';
 
 t.test('warmup rises linearly to the base rate', async (t) => {
   const s = { kind: 'constant' as const, warmupSteps: 4, minLrRatio: 0 };

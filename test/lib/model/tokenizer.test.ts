@@ -4,8 +4,8 @@ import path from 'node:path';
 
 import t, { type Test } from 'tap';
 
-import { ByteTokenizer, CHATML_TOKENS } from '../../../lib/policy/byte-tokenizer.js';
-import { loadTokenizer } from '../../../lib/policy/hf-tokenizer.js';
+import { ByteTokenizer, CHATML_TOKENS } from '../../../lib/model/byte-tokenizer.js';
+import { loadTokenizer } from '../../../lib/model/hf-tokenizer.js';
 import type { Tokenizer } from '../../../lib/types/tokenizer.js';
 import { writeTinyTokenizer } from '../../support/tiny-tokenizer.js';
 
