@@ -163,12 +163,26 @@ const parseFusedOptions = optionsParser<{ dtype: 'float32' | 'bfloat16' | 'float
  * Validates and fully defaults loss options into what the native core reads; device picks the
  * default tile (a policy on 'cuda:1' is 'cuda').
  */
-export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options', device = 'cpu'): NativeLossOptions {
+/**
+ * Loss options checked and defaulted (resolveLossOptions), flat as the native core takes them.
+ * Callers that run many steps resolve once and pass these: NativePolicy.trainStep takes them as
+ * they are.
+ */
+export type ResolvedLossOptions = Readonly<NativeLossOptions>;
+
+const RESOLVED = new WeakSet<object>();
+
+/** Whether `options` came from resolveLossOptions (and so needs no checking again). */
+export function isResolvedLossOptions(options: unknown): options is ResolvedLossOptions {
+  return typeof options === 'object' && options !== null && RESOLVED.has(options);
+}
+
+export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options', device = 'cpu'): ResolvedLossOptions {
   const withInfinity = { ...options };
   if (withInfinity.clipHigh === Infinity) withInfinity.clipHigh = null;  // JSON has no Infinity
   const o = parseOptions(withInfinity, field);
   const chunkDevice = device.startsWith('cuda') ? 'cuda' : 'cpu';
-  return {
+  const out: NativeLossOptions = {
     clipLow: o.clipLow,
     clipHigh: o.clipHigh ?? Infinity,
     dualClip: o.dualClip ?? 0,
@@ -180,6 +194,8 @@ export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'opt
     chunkVocab: o.chunkSize.vocab ?? DEFAULT_CHUNK_SIZE[chunkDevice].vocab,
     deterministic: o.deterministic,
   };
+  RESOLVED.add(Object.freeze(out));
+  return out;
 }
 
 function tokenInputs(inputs: TokenInputs, vocabSize: number, options: NativeLossOptions, where: string): NativeTokenInputs {

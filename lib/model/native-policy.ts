@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { SwerlError, invalidArg } from '../errors.js';
-import { resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../math/policy-loss.js';
+import { isResolvedLossOptions, resolveLossOptions, type PolicyLossOptions, type PolicyLossStats, type ResolvedLossOptions } from '../math/policy-loss.js';
 import { float32Array, int32Array } from '../math/validate.js';
 import { native, type NativeDtype, type NativePolicyHandle, type NativeTrainBatch } from '../native.js';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.js';
@@ -56,7 +56,8 @@ export interface TrainSequence {
 
 export interface TrainStepBatch {
   sequences: TrainSequence[];
-  loss?: PolicyLossOptions;
+  /** The loss's options, or ones resolveLossOptions resolved once for many steps. */
+  loss?: PolicyLossOptions | ResolvedLossOptions;
   /** Overrides the schedule's learning rate for this step. */
   lr?: number;
 }
@@ -342,11 +343,11 @@ export class NativePolicy {
     return { tokens, offsets };
   }
 
-  private trainInputs(batch: TrainStepBatch): { native: NativeTrainBatch; loss: ReturnType<typeof resolveLossOptions> } {
+  private trainInputs(batch: TrainStepBatch): { native: NativeTrainBatch; loss: ResolvedLossOptions } {
     if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.sequences))
       throw invalidArg('batch.sequences', 'must be an array of sequences');
     if (batch.sequences.length === 0) throw invalidArg('batch.sequences', 'is empty');
-    const loss = resolveLossOptions(batch.loss ?? {}, 'batch.loss', this.options.device);
+    const loss = isResolvedLossOptions(batch.loss) ? batch.loss : resolveLossOptions(batch.loss ?? {}, 'batch.loss', this.options.device);
     const seqs = batch.sequences;
     const packed = this.pack(seqs.map((s) => s.tokens), 'batch.sequences[].tokens');
     const n = packed.tokens.length;

@@ -183,21 +183,16 @@ export function parseSympyLog(log: string): TestStatuses {
 export const TEST_LOG_FORMATS = ['pytest', 'pytest-options', 'pytest-matplotlib', 'django', 'sympy', 'node-tap', 'node-spec'] as const;
 export type TestLogFormat = (typeof TEST_LOG_FORMATS)[number];
 
+const PARSERS: Record<TestLogFormat, (log: string) => TestStatuses> = {
+  pytest: parsePytestLog,
+  'pytest-options': parsePytestOptionsLog,
+  'pytest-matplotlib': parsePytestMatplotlibLog,
+  django: parseDjangoLog,
+  sympy: parseSympyLog,
+  'node-tap': parseNodeTapLog,
+  'node-spec': parseNodeSpecLog,
+};
+
 export function parseTestLog(format: TestLogFormat, log: string): TestStatuses {
-  switch (format) {
-    case 'pytest':
-      return parsePytestLog(log);
-    case 'pytest-options':
-      return parsePytestOptionsLog(log);
-    case 'pytest-matplotlib':
-      return parsePytestMatplotlibLog(log);
-    case 'django':
-      return parseDjangoLog(log);
-    case 'sympy':
-      return parseSympyLog(log);
-    case 'node-tap':
-      return parseNodeTapLog(log);
-    case 'node-spec':
-      return parseNodeSpecLog(log);
-  }
+  return PARSERS[format](log);
 }

@@ -18,7 +18,7 @@ import { FileEditor } from './file-editor.js';
 import { runSearch } from './search.js';
 
 export { FileEditor, parseViewRange, FILE_EDITOR_COMMANDS, type FileEditorOptions, type FileEditorRunOptions } from './file-editor.js';
-export { search, runSearch, type SearchOptions, type SearchResult } from './search.js';
+export { runSearch, type SearchOptions, type SearchResult } from './search.js';
 export { CLIPPED_MARKER, MAX_RESPONSE_CHARS, TOOL_PROFILES, type ToolProfile } from './common.js';
 
 export const TOOL_NAMES = ['execute_bash', 'search', 'file_editor', 'finish'] as const;

@@ -51,17 +51,7 @@ export interface SearchResult {
   timedOut: boolean;
 }
 
-/** The search tool's observation for `args` (`search_term`, optional `path`, default "."). */
-export async function search(
-  sandbox: Sandbox,
-  args: Record<string, string>,
-  profile: ToolProfile = 'default',
-  options: SearchOptions = {},
-): Promise<string> {
-  return (await runSearch(sandbox, args, profile, options)).observation;
-}
-
-/** search(), also saying whether the call failed. */
+/** The search tool's observation for `args` (`search_term`, optional `path`, default "."), and whether the call failed. */
 export async function runSearch(
   sandbox: Sandbox,
   args: Record<string, string>,

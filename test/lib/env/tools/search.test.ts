@@ -1,7 +1,12 @@
 import t from 'tap';
 
-import { runSearch, search } from '../../../../lib/env/tools/search.js';
+import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
+import { runSearch } from '../../../../lib/env/tools/search.js';
 import { sandboxWith } from './fixture.js';
+
+/** The search tool's observation alone. */
+const search = async (sandbox: Sandbox, args: Record<string, string>, ...rest: [] | [Parameters<typeof runSearch>[2]]) =>
+  (await runSearch(sandbox, args, ...rest)).observation;
 
 t.test('a folder: matching files with their counts, in walk order', async (t) => {
   const sandbox = await sandboxWith(t);

@@ -1,0 +1,97 @@
+/**
+ * A step's rollouts: the agent loop's options from the config, the rollout items of a step's
+ * tasks (seeded by run seed, step, round, group and sample), DAPO's dynamic sampling, and the
+ * greedy evaluation on the held-out tasks.
+ */
+import type { AgentLoopOptions } from '../agent/agent-loop.js';
+import { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from '../agent/rollout.js';
+import type { Trajectory } from '../agent/trajectory.js';
+import { keepInformativeGroups } from '../math/reward-shaping.js';
+import type { AgentPolicy } from '../types/policy.js';
+import { mixSeed, tasksForStep } from '../util/random.js';
+import type { TrainConfig } from './config.js';
+import type { Sampler } from './sampler.js';
+import { mean } from './step-metrics.js';
+import type { TaskRef, TaskSource } from './task-source.js';
+
+export function agentOptions(config: TrainConfig, source: TaskSource, overrides: Partial<AgentLoopOptions> = {}): AgentLoopOptions {
+  const r = config.rollout;
+  return {
+    maxTurns: r.maxTurns,
+    promptBudget: r.promptBudget,
+    responseBudget: r.responseBudget,
+    maxTokensPerTurn: r.maxTokensPerTurn,
+    temperature: r.temperature,
+    topK: r.topK,
+    topP: r.topP,
+    trajectoryTimeoutMs: r.trajectoryTimeoutMs,
+    stepTimeoutMs: r.stepTimeoutMs,
+    warnTokensLeft: r.warnTokensLeft,
+    budgetWarning: source.budgetWarning,
+    enableThinking: r.enableThinking,
+    ...overrides,
+  };
+}
+
+/** The rollout engine's bounds from the config, around the agent loop's options. */
+function rolloutOptions(config: TrainConfig, agent: AgentLoopOptions): RolloutOptions {
+  const { concurrency, generationConcurrency, retries } = config.rollout;
+  return { concurrency, generationConcurrency, retries, agent };
+}
+
+function rolloutItems(config: TrainConfig, source: TaskSource, refs: readonly TaskRef[], step: number, round: number, samples: number): RolloutItem[] {
+  return refs.flatMap((ref, group) =>
+    Array.from({ length: samples }, (_, sample) => ({
+      taskId: ref.id,
+      ...(ref.task ? { task: ref.task } : {}),
+      group,
+      sample,
+      seed: mixSeed(config.run.seed, step, round, group, sample) * 1024,
+      makeEnv: () => source.makeEnv(ref),
+    })),
+  );
+}
+
+/**
+ * The step's trajectories. With DAPO's dynamic sampling, groups whose rewards are all equal are
+ * set aside and more tasks are sampled (next in the task order) until the batch has
+ * tasksPerStep informative groups or resampleRounds run out.
+ */
+export async function collect(
+  config: TrainConfig,
+  source: TaskSource,
+  sampler: Sampler,
+  step: number,
+  signal: AbortSignal | undefined,
+  onProgress: (progress: RolloutProgress) => void,
+): Promise<{ trajectories: Trajectory[]; rounds: number }> {
+  const { rollout, algorithm, run } = config;
+  const options = rolloutOptions(config, agentOptions(config, source));
+  const n = source.train.length;
+  const refsFor = (round: number) => tasksForStep(n, rollout.tasksPerStep, mixSeed(run.seed, round), step - 1).map((i) => source.train[i]!);
+  const dynamic = algorithm.groupFilter === 'informative' && algorithm.resampleRounds > 0;
+  let kept: Trajectory[] = [];
+  let rounds = 0;
+  for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
+    rounds++;
+    const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
+    const batch = await runRollouts(items, sampler.policy, options, { signal, weightVersion: sampler.version(), onProgress });
+    if (!dynamic) return { trajectories: batch, rounds };
+    const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
+    const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
+    kept = [...kept, ...batch.filter((_, i) => informative[i] === 1).map((t) => ({ ...t, group: t.group + offset }))];
+    if (new Set(kept.map((t) => t.group)).size >= rollout.tasksPerStep) break;
+    if (round === algorithm.resampleRounds && kept.length === 0) kept = batch;  // nothing informative: train on nothing useful rather than fail
+  }
+  const groups = [...new Set(kept.map((t) => t.group))].slice(0, rollout.tasksPerStep);
+  const renumber = new Map(groups.map((g, i) => [g, i]));
+  return { trajectories: kept.filter((t) => renumber.has(t.group)).map((t) => ({ ...t, group: renumber.get(t.group)! })), rounds };
+}
+
+/** Greedy success on the eval tasks (each run eval.samples times). */
+export async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined): Promise<number> {
+  const agent = agentOptions(config, source, { temperature: config.eval.temperature });
+  const items = rolloutItems(config, source, source.evaluation, 0, 0xe7a1, config.eval.samples);
+  const trajectories = await runRollouts(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) });
+  return mean(trajectories.map((t) => (t.reward > 0 ? 1 : 0)));
+}

@@ -1,0 +1,135 @@
+/**
+ * Where a run starts and how its state is kept: the last checkpoint when resuming (its trainer
+ * state and metrics rows with it), else a fresh policy, warmed up when asked, saved as step 0
+ * (the KL reference and the first resume point); and the stop that a non-finite loss makes,
+ * naming the last good checkpoint.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { SwerlError } from '../errors.js';
+import { ByteTokenizer } from '../model/byte-tokenizer.js';
+import { presetConfig } from '../model/model-config.js';
+import { NativePolicy } from '../model/native-policy.js';
+import type { NativePolicyLoadOptions } from '../model/native-policy-options.js';
+import { agentOptions } from './collect.js';
+import type { TrainConfig } from './config.js';
+import { formatWarmup } from './format-warmup.js';
+import type { TrainEvent } from './progress.js';
+import type { RunDirectory, TrainerState } from './run-dir.js';
+import type { TaskSource } from './task-source.js';
+
+function policyOptions(config: TrainConfig, totalSteps: number, loadOptimizerState: boolean): NativePolicyLoadOptions {
+  const m = config.model;
+  const o = config.optimizer;
+  return {
+    device: m.device,
+    ...(m.computeDtype ? { computeDtype: m.computeDtype } : {}),
+    seed: config.run.seed,
+    initStd: m.initStd,
+    microBatchTokens: m.microBatchTokens,
+    maxBatchSize: m.maxBatchSize,
+    activationCheckpointing: m.activationCheckpointing,
+    ...(m.threads !== undefined ? { threads: m.threads } : {}),
+    maxGradNorm: o.maxGradNorm,
+    loadOptimizerState,
+    optimizer: {
+      lr: o.lr,
+      betas: o.betas,
+      eps: o.eps,
+      weightDecay: o.weightDecay,
+      schedule: { kind: o.schedule, warmupSteps: o.warmupSteps, ...(o.schedule === 'cosine' ? { totalSteps } : {}) },
+    },
+  };
+}
+
+export interface StartingPoint {
+  policy: NativePolicy;
+  state: TrainerState;
+  /** metrics.jsonl's rows up to the state's step (the rows of steps never saved are dropped). */
+  metricsRows: Record<string, unknown>[];
+  resumed: boolean;
+}
+
+/**
+ * The last checkpoint when run.resume finds one, else a fresh policy saved as step 0. A stop
+ * during the warm-up rejects with ERR_SWERL_ABORTED, having saved nothing.
+ */
+export async function startingPoint(
+  config: TrainConfig,
+  source: TaskSource,
+  dir: RunDirectory,
+  optimizerSteps: number,
+  emit: (e: TrainEvent) => void,
+  signal: AbortSignal | undefined,
+): Promise<StartingPoint> {
+  const { run } = config;
+  await dir.pruneCheckpoints(run.keepCheckpoints + 1);
+  const checkpoints = run.resume ? await dir.checkpointSteps() : [];
+  if (checkpoints.length > 0) {
+    const step = checkpoints.at(-1)!;
+    const policy = await NativePolicy.load(dir.checkpointDir(step), policyOptions(config, optimizerSteps, true));
+    const saved = await fs.readFile(path.join(dir.checkpointDir(step), 'swerl_state.json'), 'utf8');
+    const state = (JSON.parse(saved) as { extra?: { trainer?: TrainerState } }).extra?.trainer ?? { step, elapsedSeconds: 0 };
+    return { policy, state, metricsRows: await dir.truncateTo(state.step), resumed: true };
+  }
+  await dir.truncateTo(0);
+  const policy = await initialPolicy(config, source, dir, optimizerSteps, emit, signal);
+  return { policy, state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
+}
+
+/** The KL term's reference, when the algorithm has one: the step-0 policy, never updated. */
+export async function referencePolicy(config: TrainConfig, dir: RunDirectory, optimizerSteps: number): Promise<NativePolicy | undefined> {
+  return config.algorithm.kl ? NativePolicy.load(dir.checkpointDir(0), policyOptions(config, optimizerSteps, false)) : undefined;
+}
+
+/** Saves a step's checkpoint with the trainer's state; keeps the newest run.keepCheckpoints. */
+export async function saveCheckpoint(policy: NativePolicy, dir: RunDirectory, state: TrainerState, keep: number): Promise<string> {
+  await policy.save(dir.checkpointDir(state.step), { extra: { trainer: state } });
+  await dir.pruneCheckpoints(keep);
+  return dir.checkpointDir(state.step);
+}
+
+/** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
+async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void, signal: AbortSignal | undefined): Promise<NativePolicy> {
+  const options = policyOptions(config, optimizerSteps, false);
+  const fresh = config.model.preset
+    ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
+    : await NativePolicy.load(config.model.path!, options);
+  const tasks = config.tasks;
+  if (tasks.kind === 'frozenlake' && tasks.formatWarmupSteps > 0) {
+    await formatWarmup(fresh, source, {
+      ...(signal ? { signal } : {}),
+      steps: tasks.formatWarmupSteps,
+      lr: tasks.formatWarmupLr,
+      episodes: 16,
+      seed: config.run.seed,
+      agent: agentOptions(config, source),
+      onStep: (step, nll) => emit({ type: 'warmup', step, steps: tasks.formatWarmupSteps, nll }),
+    }).catch((error: unknown) => {
+      fresh.dispose();
+      throw error;
+    });
+  }
+  // Step 0 is the starting point of RL: the reference of a KL term, and a resume point. The
+  // warm-up's optimizer state is not carried into RL.
+  await fresh.save(dir.checkpointDir(0), { optimizer: false, extra: { trainer: { step: 0, elapsedSeconds: 0 } } });
+  fresh.dispose();
+  return NativePolicy.load(dir.checkpointDir(0), options);
+}
+
+/**
+ * A non-finite loss or gradient ends the run: the step is not saved, so the last checkpoint is
+ * the last good state, and the error says where it is and what to change before resuming.
+ */
+export async function numericStop(error: unknown, step: number, dir: RunDirectory): Promise<unknown> {
+  if (!(error instanceof SwerlError) || error.code !== 'ERR_SWERL_NUMERIC') return error;
+  const last = (await dir.checkpointSteps()).at(-1);
+  const where = last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
+  return new SwerlError(
+    'ERR_SWERL_NUMERIC',
+    `step ${step}: ${error.message}; the run stopped and this step was not saved; ${where}. ` +
+      'Lower optimizer.lr or algorithm.entropyCoef, keep optimizer.maxGradNorm on, or use computeDtype bfloat16 instead of float16; then resume with run.resume: true',
+  );
+}
+
