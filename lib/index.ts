@@ -34,8 +34,10 @@ export { checkoutWorkTree, findCheckout, type Checkout } from './env/tasks/repos
 export { filterRows, patchSize, type FilterOptions, type FilterReport } from './env/tasks/filter.js';
 export { sweBenchSpec, testDirectives } from './env/tasks/swe-bench-specs.js';
 export type { Task, TaskProblem, HiddenTests, ResolutionRule } from './env/tasks/task.js';
-export { LocalSandboxBackend, type LocalSandboxOptions } from './env/sandbox/local.js';
-export { createSandboxBackend, SANDBOX_BACKENDS, type SandboxBackendName } from './env/sandbox/backends.js';
+export { LocalSandboxBackend } from './env/sandbox/local.js';
+export type { LocalSandboxOptions, DockerSandboxOptions } from './env/sandbox/options.js';
+export { createSandboxBackend } from './env/sandbox/backends.js';
+export { SANDBOX_BACKENDS, type SandboxBackendName } from './env/sandbox/options.js';
 export type { Sandbox, SandboxBackend, SandboxSpec, SandboxLimits, ExecOptions, ExecResult } from './env/sandbox/sandbox.js';
 export { SweTools, toolDescriptions } from './env/tools/index.js';
 export { parseTextAction, parseJsonToolCalls, type Action } from './env/actions.js';

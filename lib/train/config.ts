@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { invalidArg } from '../errors.js';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
+import { SANDBOX_BACKENDS, parseSandboxOptions, type ResolvedDockerOptions, type ResolvedLocalOptions, type SandboxBackendName } from '../env/sandbox/options.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../model/native-policy-options.js';
@@ -90,8 +91,9 @@ export interface SweTasksConfig {
   only?: string[];
   /** Held-out task ids evaluated instead of trained on. */
   evalIds?: string[];
-  sandbox: 'local' | 'docker';
-  sandboxOptions: Record<string, unknown>;
+  sandbox: SandboxBackendName;
+  /** The backend's options (lib/env/sandbox/options.ts), checked for the backend named when the config loads. */
+  sandboxOptions: ResolvedLocalOptions | ResolvedDockerOptions;
   env: SweEnvOptions;
 }
 
@@ -233,7 +235,7 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env'> & { env: object }>({
     testCommand: { type: 'string', minLength: 1 },
     only: { type: 'array', minItems: 1, items: { type: 'string' } },
     evalIds: { type: 'array', items: { type: 'string' } },
-    sandbox: { enum: ['local', 'docker'], default: 'local' },
+    sandbox: { enum: SANDBOX_BACKENDS, default: 'local' },
     sandboxOptions: { type: 'object', default: {} },
     env: { type: 'object', default: {} },
   },
@@ -368,6 +370,7 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
       ...swe,
       path: path.resolve(baseDir, swe.path),
       ...(swe.repos !== undefined ? { repos: path.resolve(baseDir, swe.repos) } : {}),
+      sandboxOptions: parseSandboxOptions(swe.sandbox, swe.sandboxOptions, 'config.tasks.sandboxOptions'),
       env: parseSweEnvOptions(swe.env, 'config.tasks.env'),
     };
   } else throw invalidArg('config.tasks.kind', `is ${JSON.stringify(tasksRaw.kind)}`, 'use "frozenlake" or "swe"');

@@ -28,10 +28,10 @@ import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { OutputCollector } from './output.js';
+import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
 import { OWN_START, ownerAlive } from './owner.js';
 import {
   LABEL_PATTERN,
-  LIMITS_SCHEMA,
   readFileThroughExec,
   writeFileThroughExec,
   type ExecOptions,
@@ -41,34 +41,6 @@ import {
   type SandboxLimits,
   type SandboxSpec,
 } from './sandbox.js';
-
-export interface LocalSandboxOptions {
-  /** Host folder holding sandbox state. Default: $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes. */
-  root?: string;
-  /** Default run label. Default: "swerl". */
-  label?: string;
-  /** Extra host paths made visible, read-only, at the same path (e.g. a toolchain in /opt). */
-  readOnlyBinds?: string[];
-  limits?: Partial<SandboxLimits>;
-}
-
-interface ResolvedOptions {
-  root: string;
-  label: string;
-  readOnlyBinds: string[];
-  limits: SandboxLimits;
-}
-
-const parseOptions = optionsParser<Omit<ResolvedOptions, 'root'> & { root?: string }>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    root: { type: 'string', minLength: 1 },
-    label: { type: 'string', pattern: LABEL_PATTERN.source, default: 'swerl' },
-    readOnlyBinds: { type: 'array', items: { type: 'string', pattern: '^/' }, default: [] },
-    limits: { ...LIMITS_SCHEMA, default: {} },
-  },
-});
 
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** The environment every command starts from: nothing of the host's leaks in. */
@@ -161,14 +133,14 @@ function run(command: string, args: string[]): Promise<void> {
 
 export class LocalSandboxBackend implements SandboxBackend {
   readonly name = 'local' as const;
-  readonly options: Readonly<ResolvedOptions>;
+  readonly options: Readonly<ResolvedLocalOptions & { root: string }>;
   private readonly mountArgs: string[];
   private probed: Promise<void> | null = null;
   /** bwrap >= 0.8 can refuse nested user namespaces (--disable-userns); older ones cannot. */
   private disableUserns = false;
 
   constructor(options: LocalSandboxOptions = {}) {
-    const parsed = parseOptions(options, 'sandbox');
+    const parsed = parseLocalOptions(options, 'sandbox');
     this.options = {
       ...parsed,
       root: parsed.root ?? process.env.SWERL_SANDBOX_ROOT ?? path.join(os.tmpdir(), 'swerl-sandboxes'),

@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import t, { type Test } from 'tap';
 
+import { DEFAULT_LIMITS } from '../../../lib/env/sandbox/sandbox.js';
 import { SwerlError } from '../../../lib/errors.js';
 import { PRESETS } from '../../../lib/train/algorithms.js';
 import { resolveTrainConfig, type TrainConfig } from '../../../lib/train/config.js';
@@ -113,6 +114,12 @@ t.test('relative paths are resolved against baseDir', async (t) => {
     { code: 'ERR_SWERL_INVALID_ARG', message: /^config\.tasks\.env\.stepTimeoutMs is no longer an option here; the step timeout is the agent loop's: set rollout\.stepTimeoutMs/ },
     'the env no longer has a step timeout of its own: an old config is told where it went',
   );
+  const swe = (sandbox: string, sandboxOptions: object) => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', sandbox, sandboxOptions } }), BASE);
+  t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: label, limits, readOnlyBinds, root/ }, 'a docker-only option given to the local backend: refused at load');
+  t.throws(() => swe('docker', { cpus: 0 }), { message: /^config\.tasks\.sandboxOptions\.cpus must be > 0/ }, 'docker options are checked too');
+  t.throws(() => swe('local', { limits: { memoryBytes: 1024 } }), { message: /^config\.tasks\.sandboxOptions\.limits\.memoryBytes must be >= 67108864/ });
+  const typed = swe('docker', { cpus: 2 });
+  if (typed.tasks.kind === 'swe') t.same(typed.tasks.sandboxOptions, { cpus: 2, label: 'swerl', limits: DEFAULT_LIMITS, readOnlyBinds: [], hostBinds: true, baseImage: 'localhost/swerl-base:1' }, 'the backend\'s options, defaulted');
   const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
   t.equal(absolute.run.dir, '/tmp/run');
   t.equal(resolveTrainConfig(config(), '/other').run.dir, '/other/runs/a');

@@ -3,7 +3,8 @@
  * backend, or with SWERL_TOOLS_BACKEND=docker the Docker backend (on $SWERL_DOCKER_SOCKET or a
  * private podman service), to check that the tools behave the same there.
  */
-import { LocalSandboxBackend, type LocalSandboxOptions } from '../../../../lib/env/sandbox/local.js';
+import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
+import type { LocalSandboxOptions } from '../../../../lib/env/sandbox/options.js';
 import type { Sandbox, SandboxBackend } from '../../../../lib/env/sandbox/sandbox.js';
 
 export const toolsBackend = process.env.SWERL_TOOLS_BACKEND === 'docker' ? 'docker' : 'local';
