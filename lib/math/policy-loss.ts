@@ -97,7 +97,7 @@ const MAX_CHUNK = 2 ** 31 - 1;
 
 /**
  * The loss's own fields, one schema for every place that takes them (the loss API here, the
- * training config's algorithm section), with the bounds native/src/token_loss.cc checks again.
+ * training config's algorithm section), with the bounds native/src/loss/loss.cc checks again.
  * No defaults: the loss API and the algorithm presets each supply their own.
  */
 export const LOSS_FIELDS = {
@@ -241,7 +241,7 @@ export async function policyLoss(
     lengthOf: 'T x vocabSize',
   });
   // The native core checks what it hands back: a non-finite loss, logprob, stat or gradient is
-  // ERR_SWERL_NUMERIC naming it (native/src/loss_checks.h).
+  // ERR_SWERL_NUMERIC naming it (native/src/loss/value_checks.h).
   return native().policyLoss({ ...tokens, logits, vocabSize }, resolved);
 }
 
@@ -285,7 +285,7 @@ export async function fusedLinearPolicyLoss(
   });
   // The core checks what it hands back, on the operands' device: the loss, stats, logprobs and
   // gradHidden always, gradWeight when its bound cannot rule out an overflow (float16 past
-  // 65504 included); any non-finite value is ERR_SWERL_NUMERIC naming it (native/src/loss_checks.h).
+  // 65504 included); any non-finite value is ERR_SWERL_NUMERIC naming it (native/src/loss/value_checks.h).
   return native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
 }
 

@@ -1,4 +1,4 @@
-// Group-relative advantages on the GPU (CPU twin: native/src/advantages.cc). One thread per
+// Group-relative advantages on the GPU (CPU twin: native/src/math/advantages.cc). One thread per
 // trajectory scans the whole batch for its group in index order, so each group's mean and
 // deviation are summed in the same order as on the CPU, with no atomics.
 #include <cuda_runtime.h>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "swerl_error.h"
+#include "core/swerl_error.h"
 
 namespace swerl::cuda {
 

@@ -1,6 +1,6 @@
-// The fused linear GRPO++ loss on the GPU: the plan of fused_loss_plan.h with these kernels
+// The fused linear GRPO++ loss on the GPU: the plan of loss/tile_plan.h with these kernels
 // for its element-wise steps and the caller's GEMM (cuBLAS) for the tiles. CPU twin:
-// native/src/fused_loss_cpu.cc. Every reduction here has a fixed order; the one place that
+// native/src/loss/cpu_twin.cc. Every reduction here has a fixed order; the one place that
 // may use atomics is the loss sums in fast mode (Problem::deterministic = false).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -183,7 +183,7 @@ __global__ void gather_rows_kernel(const Word* __restrict__ from, int64_t width,
 }
 
 template <typename Out>
-// In fp32, grad_logits is scores itself (fused_loss_plan.h): no __restrict__ on those two.
+// In fp32, grad_logits is scores itself (loss/tile_plan.h): no __restrict__ on those two.
 __global__ void logit_grad_kernel(const float* scores, int64_t cols,
                                   const int32_t* __restrict__ ids, int64_t v0,
                                   const int64_t* __restrict__ targets, BackwardIO io,

@@ -1,4 +1,4 @@
-// Per-token loss weights on the GPU (CPU twin: native/src/token_weights.cc). Masked-token
+// Per-token loss weights on the GPU (CPU twin: native/src/math/token_weights.cc). Masked-token
 // counts per sequence are integer atomics, which are exact in any order; the weights then
 // use the same double-precision formulas as the CPU.
 #include <cuda_runtime.h>

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "advantages.h"
-#include "fused_loss_device.h"
-#include "plain_policy_loss.h"
-#include "policy_loss.h"
-#include "token_weights.h"
+#include "core/cuda_build.h"
+#include "loss/loss.h"
+#include "math/advantages.h"
+#include "math/cuda_math.h"
+#include "math/token_weights.h"
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "policy_loss.h"
+#include "loss/loss.h"
 
 namespace {
 

@@ -23,7 +23,7 @@ t.test('asynchronous entries reject', async (t) => {
   await t.rejects(async () => addon.policyLoss!({ ...tokens, logits: new Float32Array(3), vocabSize: 2 }, options) as Promise<unknown>, isSwerl('ERR_SWERL_INVALID_ARG', /logits must have 4 elements/));
   await t.rejects(async () => addon.policyLoss!({ ...tokens, targets: new Int32Array([0, 7]), logits: new Float32Array(4), vocabSize: 2 }, options) as Promise<unknown>, isSwerl('ERR_SWERL_INVALID_ARG', /targets must lie in \[0, 2\)/), 'target out of range is caught in C++ as well');
   await t.rejects(async () => addon.policyLoss!({ ...tokens, logits: new Float32Array(4), vocabSize: 2 }, { ...options, temperature: 0 }) as Promise<unknown>, isSwerl('ERR_SWERL_INVALID_ARG', /temperature/));
-  await t.rejects(async () => addon.fusedLinearPolicyLoss!({ ...tokens, hidden: new Float32Array(4), weight: new Float32Array(4), hiddenSize: 2, vocabSize: 2 }, { ...options, chunkVocab: 0 }) as Promise<unknown>, isSwerl('ERR_SWERL_INVALID_ARG', /chunk sizes/));
+  await t.rejects(async () => addon.fusedLinearPolicyLoss!({ ...tokens, hidden: new Float32Array(4), weight: new Float32Array(4), hiddenSize: 2, vocabSize: 2 }, { ...options, chunkVocab: 0 }) as Promise<unknown>, isSwerl('ERR_SWERL_INVALID_ARG', /chunkVocab must be an integer in \[1, 2\^31\)/));
   t.throws(() => addon.policyLoss!({ ...tokens, vocabSize: 2 }, options), isSwerl('ERR_SWERL_INVALID_ARG', /logits is required/));
   t.throws(() => addon.policyLoss!({ ...tokens, logits: new Float32Array(4), vocabSize: 2 }, { ...options, klKind: 'k9', klCoef: 1 }), isSwerl('ERR_SWERL_INVALID_ARG', /kl\.kind/));
 });

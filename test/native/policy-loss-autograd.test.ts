@@ -1,4 +1,4 @@
-// The C++ autograd functions (native/src/policy_loss_autograd.cc), reached through a one-layer
+// The C++ autograd functions (native/src/loss/autograd.cc), reached through a one-layer
 // model built in C++: hidden = input . projection, then the loss; libtorch autograd must carry
 // the gradient back to projection and to the LM head.
 import t from 'tap';

@@ -1,7 +1,7 @@
 /**
  * Every bound of the loss is refused when a training config is loaded, before any rollout,
  * and the native core refuses the same values at its entry: the config schema (which composes
- * lib/math/policy-loss.ts's LOSS_FIELDS) and native/src/token_loss.cc agree on each edge.
+ * lib/math/policy-loss.ts's LOSS_FIELDS) and native/src/loss/loss.cc agree on each edge.
  */
 import t from 'tap';
 

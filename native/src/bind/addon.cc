@@ -1,0 +1,74 @@
+// The module's entry: registers every binding and the addon's own settings.
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <napi.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <cstdlib>
+
+#include "bind/bindings.h"
+#include "bind/napi_util.h"
+#include "bind/torch_threads.h"
+
+namespace swerl::js {
+
+namespace {
+
+Napi::Value SetErrorClass(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsFunction())
+      throw make_error(info.Env(), "ERR_SWERL_INVALID_ARG", "setErrorClass needs a class");
+    set_error_class(info.Env(), info[0].As<Napi::Function>());
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("torchVersion", TORCH_VERSION);
+  out.Set("torchSource", SWERL_TORCH_SOURCE);
+  out.Set("torchDir", SWERL_TORCH_DIR);
+  out.Set("torchLibDir", SWERL_TORCH_LIB_DIR);
+#ifdef SWERL_WITH_CUDA
+  out.Set("cuda", true);
+#else
+  out.Set("cuda", false);
+#endif
+  out.Set("parallelInfo", at::get_parallel_info());
+  out.Set("threads", torch_threads());
+  return out;
+}
+
+Napi::Value SetNumThreads(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsNumber())
+      throw make_error(info.Env(), "ERR_SWERL_INVALID_ARG", "threads must be a number");
+    set_torch_threads(info[0].As<Napi::Number>().Int32Value());
+    return Napi::Number::New(info.Env(), torch_threads());
+  });
+}
+
+}  // namespace
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  // libtorch may start with one intra-op thread here; use every core unless told otherwise.
+  const char* threads = std::getenv("SWERL_NUM_THREADS");
+  set_torch_threads(threads ? std::atoi(threads) : 0);
+  exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass));
+  exports.Set("buildInfo", Napi::Function::New(env, BuildInfo));
+  exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads));
+  register_math(env, exports);
+  register_loss(env, exports);
+  register_bench(env, exports);
+  register_policy(env, exports);
+  return exports;
+}
+
+}  // namespace swerl::js
+
+static Napi::Object InitSwerl(Napi::Env env, Napi::Object exports) {
+  return swerl::js::Init(env, exports);
+}
+
+NODE_API_MODULE(swerl_native, InitSwerl)

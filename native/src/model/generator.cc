@@ -1,0 +1,112 @@
+#include "model/generator.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/swerl_error.h"
+
+namespace swerl {
+
+Generator::Generator(const Transformer& model)
+    : model_(model),
+      cache_(model.config().num_layers, model.config().num_kv_heads, model.config().head_dim,
+             at::TensorOptions().dtype(model.dtype()).device(model.device())) {}
+
+void Generator::reset() {
+  sequences_.clear();
+  cache_.clear();
+}
+
+void Generator::release(int64_t id) {
+  auto it = std::find_if(sequences_.begin(), sequences_.end(),
+                         [&](const Sequence& s) { return s.id == id; });
+  if (it == sequences_.end()) return;  // already gone (cancelled before it was admitted)
+  const int64_t slot = it - sequences_.begin(), last = int64_t(sequences_.size()) - 1;
+  if (slot != last) {
+    cache_.move_slot(last, slot, sequences_[last].length);
+    sequences_[slot] = sequences_[last];
+  }
+  sequences_.pop_back();
+}
+
+std::vector<GeneratedToken> Generator::sample(const at::Tensor& hidden, size_t first) {
+  const size_t n = size_t(hidden.size(0));
+  const at::Tensor logits = linear(hidden, model_.lm_head(), at::Tensor());
+  std::vector<SamplingParams> params(n);
+  std::vector<uint64_t> draws(n);
+  for (size_t i = 0; i < n; ++i) {
+    params[i] = sequences_[first + i].sampling;
+    draws[i] = sequences_[first + i].draws;
+  }
+  const SampledTokens sampled = sample_tokens(logits, params, draws);
+  std::vector<GeneratedToken> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    Sequence& s = sequences_[first + i];
+    s.pending = sampled.tokens[i];
+    ++s.draws;
+    out[i] = GeneratedToken{s.id, sampled.tokens[i], sampled.logprobs[i]};
+  }
+  return out;
+}
+
+std::vector<GeneratedToken> Generator::decode_all() {
+  const int64_t n = int64_t(sequences_.size());
+  if (n == 0) return {};
+  std::vector<int64_t> ids(n), positions(n);
+  int64_t longest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ids[i] = sequences_[i].pending;
+    positions[i] = sequences_[i].length;
+    longest = std::max(longest, sequences_[i].length + 1);
+  }
+  cache_.reserve(n, longest);
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor hidden = model_.decode(at::from_blob(ids.data(), {n}, cpu_long),
+                                          at::from_blob(positions.data(), {n}, cpu_long), cache_);
+  for (Sequence& s : sequences_) ++s.length;
+  return sample(hidden, 0);
+}
+
+std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& admit) {
+  const int64_t first = int64_t(sequences_.size()), B = int64_t(admit.size());
+  if (B == 0) return {};
+  int64_t longest = 0;
+  for (const GenerationRequest& r : admit) longest = std::max(longest, int64_t(r.prompt.size()));
+  cache_.reserve(first + B, longest + 1);
+  std::vector<int64_t> ids(size_t(B * longest), 0);
+  std::vector<int64_t> last(size_t(B), 0);
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& prompt = admit[b].prompt;
+    std::copy(prompt.begin(), prompt.end(), ids.begin() + b * longest);
+    last[b] = b * longest + int64_t(prompt.size()) - 1;
+  }
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor hidden = model_.prefill(at::from_blob(ids.data(), {B, longest}, cpu_long), cache_, first);
+  const at::Tensor rows = at::from_blob(last.data(), {B}, cpu_long).to(model_.device());
+  for (const GenerationRequest& r : admit)
+    sequences_.push_back(Sequence{r.id, int64_t(r.prompt.size()), -1, 0, r.sampling});
+  return sample(hidden.reshape({B * longest, hidden.size(2)}).index_select(0, rows), size_t(first));
+}
+
+std::vector<GeneratedToken> Generator::step(const std::vector<int64_t>& release_ids,
+                                            const std::vector<GenerationRequest>& admit) {
+  // Everything is checked before anything changes, so a bad request leaves the batch intact.
+  for (const GenerationRequest& r : admit) {
+    const std::string which = "request " + std::to_string(r.id);
+    if (r.prompt.empty()) throw_invalid("the prompt of " + which + " is empty");
+    for (int32_t v : r.prompt)
+      if (v < 0 || v >= model_.config().vocab_size)
+        throw_invalid("the prompt of " + which + " has token " + std::to_string(v) +
+                      " outside the vocabulary [0, " + std::to_string(model_.config().vocab_size) + ")");
+    for (const Sequence& s : sequences_)
+      if (s.id == r.id && std::find(release_ids.begin(), release_ids.end(), r.id) == release_ids.end())
+        throw_invalid(which + " is already decoding");
+  }
+  for (int64_t id : release_ids) release(id);
+  std::vector<GeneratedToken> out = decode_all();
+  std::vector<GeneratedToken> fresh = prefill(admit);
+  out.insert(out.end(), fresh.begin(), fresh.end());
+  return out;
+}
+
+}  // namespace swerl

@@ -1,0 +1,62 @@
+// Continuous batching over one model: sequences join (prefill) and leave between steps, and
+// every step samples one token for each sequence in the batch. The caller (the JS scheduler
+// in lib/model/generation.ts) decides when a sequence is done and releases it.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "model/kv_cache.h"
+#include "model/sampler.h"
+#include "model/transformer.h"
+
+namespace swerl {
+
+struct GenerationRequest {
+  int64_t id = 0;
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+};
+
+struct GeneratedToken {
+  int64_t id;
+  int32_t token;
+  float logprob;
+};
+
+class Generator {
+ public:
+  explicit Generator(const Transformer& model);
+
+  // Drops `release`, admits `admit` (their prompts are prefilled), then samples the next
+  // token of every sequence in the batch. A sequence's sampled token enters the cache at
+  // its next step.
+  std::vector<GeneratedToken> step(const std::vector<int64_t>& release,
+                                   const std::vector<GenerationRequest>& admit);
+  // Forgets every sequence and frees the cache.
+  void reset();
+
+  int64_t active() const { return int64_t(sequences_.size()); }
+  int64_t cache_bytes() const { return cache_.bytes(); }
+
+ private:
+  struct Sequence {
+    int64_t id;
+    int64_t length;      // positions in the cache
+    int32_t pending;     // sampled, not yet in the cache
+    uint64_t draws;      // tokens sampled so far (the random stream's index)
+    SamplingParams sampling;
+  };
+
+  void release(int64_t id);
+  std::vector<GeneratedToken> decode_all();
+  std::vector<GeneratedToken> prefill(const std::vector<GenerationRequest>& admit);
+  std::vector<GeneratedToken> sample(const at::Tensor& hidden, size_t first);
+
+  const Transformer& model_;
+  KvCache cache_;
+  std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
+};
+
+}  // namespace swerl

@@ -1,0 +1,299 @@
+#include "model/policy.h"
+
+#include <torch/csrc/autograd/autograd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "core/swerl_error.h"
+#include "loss/loss.h"
+
+namespace swerl {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Padded ids [B, T] of the chosen sequences (right-padded with token 0).
+at::Tensor padded_ids(const PackedSequences& seqs, const std::vector<int64_t>& chosen, int64_t& longest) {
+  longest = 0;
+  for (int64_t s : chosen) longest = std::max(longest, seqs.length(s));
+  const int64_t B = int64_t(chosen.size());
+  at::Tensor ids = at::zeros({B, longest}, at::kLong);
+  int64_t* out = ids.data_ptr<int64_t>();
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t s = chosen[b];
+    for (int64_t j = 0; j < seqs.length(s); ++j) out[b * longest + j] = seqs.tokens[seqs.offsets[s] + j];
+  }
+  return ids;
+}
+
+// The hidden-state rows that predict the weighted tokens of a micro-batch, and where those
+// tokens sit in the packed arrays.
+struct LossRows {
+  std::vector<int64_t> hidden_rows;  // into hidden.view({B * T, H})
+  std::vector<int64_t> packed;       // into the batch's per-token arrays
+};
+
+LossRows loss_rows(const TrainBatch& batch, const std::vector<int64_t>& chosen, int64_t longest) {
+  LossRows rows;
+  const PackedSequences& seqs = batch.sequences;
+  for (size_t b = 0; b < chosen.size(); ++b) {
+    const int64_t s = chosen[b], o = seqs.offsets[s];
+    for (int64_t j = 1; j < seqs.length(s); ++j) {
+      if (batch.weights[o + j] == 0.0f) continue;
+      rows.hidden_rows.push_back(int64_t(b) * longest + j - 1);
+      rows.packed.push_back(o + j);
+    }
+  }
+  return rows;
+}
+
+at::Tensor gather_floats(const std::vector<float>& values, const std::vector<int64_t>& at_index) {
+  at::Tensor out = at::empty({int64_t(at_index.size())}, at::kFloat);
+  float* o = out.data_ptr<float>();
+  for (size_t i = 0; i < at_index.size(); ++i) o[i] = values[at_index[i]];
+  return out;
+}
+
+void add_stats(LossStats& total, const LossStats& part) {
+  total.loss += part.loss;
+  const double n = double(part.masked_tokens);
+  total.approx_kl += part.approx_kl * n;
+  total.clip_frac_low += part.clip_frac_low * n;
+  total.clip_frac_high += part.clip_frac_high * n;
+  total.ratio_mean += part.ratio_mean * n;
+  total.entropy_mean += part.entropy_mean * n;
+  total.ratio_max = std::max(total.ratio_max, part.ratio_max);
+  total.masked_tokens += part.masked_tokens;
+}
+
+void finish_stats(LossStats& total) {
+  if (total.masked_tokens == 0) return;
+  const double n = double(total.masked_tokens);
+  total.approx_kl /= n;
+  total.clip_frac_low /= n;
+  total.clip_frac_high /= n;
+  total.ratio_mean /= n;
+  total.entropy_mean /= n;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> plan_micro_batches(const PackedSequences& seqs, int64_t budget) {
+  std::vector<int64_t> order(size_t(seqs.count()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return seqs.length(a) > seqs.length(b); });
+  std::vector<std::vector<int64_t>> plan;
+  int64_t longest = 0;
+  for (int64_t s : order) {
+    if (!plan.empty() && int64_t(plan.back().size() + 1) * longest <= budget) {
+      plan.back().push_back(s);
+    } else {
+      plan.push_back({s});
+      longest = seqs.length(s);
+    }
+  }
+  return plan;
+}
+
+Policy::Policy(const ModelConfig& config, const PolicyOptions& options)
+    : options_(options),
+      model_(std::make_unique<Transformer>(config, options.device, options.compute_dtype)),
+      generator_(*model_) {
+  for (size_t i = 0; i < model_->specs().size(); ++i) {
+    const at::Tensor& p = model_->parameters()[i];
+    p.requires_grad_(true);
+    master_.push_back(options.compute_dtype == at::kFloat ? p : at::zeros_like(p, at::kFloat));
+    const std::string& name = model_->specs()[i].name;
+    decay_.push_back(!ends_with(name, "norm.weight") && !ends_with(name, ".bias"));
+  }
+}
+
+void Policy::copy_master_to_model() {
+  if (options_.compute_dtype == at::kFloat) return;
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < master_.size(); ++i) model_->parameters()[i].copy_(master_[i]);
+}
+
+void Policy::init_random(double std, uint64_t seed) {
+  swerl::init_random(*model_, std, seed);
+  if (options_.compute_dtype != at::kFloat) {
+    // Draw in fp32 for the master copy, so fp32 and bf16 policies of one seed agree.
+    Transformer fp32(model_->config(), at::kCPU, at::kFloat);
+    swerl::init_random(fp32, std, seed);
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < master_.size(); ++i) master_[i].copy_(fp32.parameters()[i]);
+    copy_master_to_model();
+  }
+  generator_.reset();
+}
+
+void Policy::set_state(StateKind kind, int64_t index, const at::Tensor& values) {
+  at::NoGradGuard no_grad;
+  const at::Tensor v = values.to(options_.device, at::kFloat);
+  switch (kind) {
+    case StateKind::Parameter:
+      master_[index].copy_(v);
+      if (options_.compute_dtype != at::kFloat) model_->parameters()[index].copy_(v);
+      generator_.reset();
+      return;
+    case StateKind::ExpAvg:
+    case StateKind::ExpAvgSq:
+      if (adam_.exp_avg.empty()) {
+        for (const at::Tensor& p : master_) {
+          adam_.exp_avg.push_back(at::zeros_like(p));
+          adam_.exp_avg_sq.push_back(at::zeros_like(p));
+        }
+      }
+      (kind == StateKind::ExpAvg ? adam_.exp_avg : adam_.exp_avg_sq)[index].copy_(v);
+      return;
+  }
+}
+
+at::Tensor Policy::get_state(StateKind kind, int64_t index) const {
+  switch (kind) {
+    case StateKind::Parameter:
+      return master_[index].detach().to(at::kCPU, at::kFloat).contiguous();
+    case StateKind::ExpAvg:
+    case StateKind::ExpAvgSq:
+      if (adam_.exp_avg.empty()) throw_invalid("the optimizer has no state yet (no step taken)");
+      return (kind == StateKind::ExpAvg ? adam_.exp_avg : adam_.exp_avg_sq)[index]
+          .to(at::kCPU, at::kFloat)
+          .contiguous();
+  }
+  throw_invalid("unknown state kind");
+}
+
+void Policy::set_optimizer_step(int64_t step) {
+  if (step < 0) throw_invalid("optimizer step must be >= 0");
+  adam_.step = step;
+}
+
+TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const PackedSequences& seqs = batch.sequences;
+  const int64_t vocab = model_->config().vocab_size;
+  for (int32_t token : seqs.tokens)
+    if (token < 0 || token >= vocab)
+      throw_invalid("batch.tokens has token " + std::to_string(token) + " outside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
+  generator_.reset();  // the cached keys and values belong to the old weights
+  TrainResult result;
+  result.tokens = int64_t(seqs.tokens.size());
+
+  const std::vector<at::Tensor>& params = model_->parameters();
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& m : master_) grads.push_back(at::zeros_like(m));
+  for (const at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+
+  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, options.micro_batch_tokens)) {
+    int64_t longest = 0;
+    const at::Tensor ids = padded_ids(seqs, chosen, longest);
+    const LossRows rows = loss_rows(batch, chosen, longest);
+    if (rows.packed.empty()) continue;  // nothing weighted: no forward needed
+    ++result.micro_batches;
+
+    const at::Tensor hidden = model_->forward(ids, options.activation_checkpointing);
+    const at::Tensor index = at::from_blob(const_cast<int64_t*>(rows.hidden_rows.data()),
+                                           {int64_t(rows.hidden_rows.size())}, at::kLong)
+                                 .to(options_.device);
+    const at::Tensor picked = hidden.reshape({-1, hidden.size(2)}).index_select(0, index);
+    PolicyLossInputs in;
+    std::vector<int64_t> targets(rows.packed.size());
+    for (size_t i = 0; i < rows.packed.size(); ++i) targets[i] = seqs.tokens[rows.packed[i]];
+    in.targets = at::from_blob(targets.data(), {int64_t(targets.size())}, at::kLong).clone();
+    in.old_logprobs = gather_floats(batch.old_logprobs, rows.packed);
+    in.advantages = gather_floats(batch.advantages, rows.packed);
+    in.weights = gather_floats(batch.weights, rows.packed);
+    if (options.loss.has_kl()) in.ref_logprobs = gather_floats(batch.ref_logprobs, rows.packed);
+
+    at::Tensor loss;
+    if (options.path == LossPath::Fused) {
+      DifferentiableLoss out = differentiable_fused_linear_policy_loss(
+          picked, model_->lm_head(), in, options.loss, options.chunks);
+      add_stats(result.stats, out.stats);
+      loss = out.loss;
+    } else {
+      loss = plain_policy_loss(picked, model_->lm_head(), in, options.loss);
+      result.stats.loss += loss.item<double>();
+    }
+    torch::autograd::backward({loss});
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].grad().defined()) continue;
+      grads[i].add_(params[i].grad().to(at::kFloat));
+      params[i].mutable_grad() = at::Tensor();
+    }
+  }
+  finish_stats(result.stats);
+
+  at::NoGradGuard no_grad;
+  double squares = 0;
+  for (const at::Tensor& g : grads) squares += g.to(at::kDouble).pow(2).sum().item<double>();
+  result.grad_norm = std::sqrt(squares);
+  if (options.return_gradients)
+    for (const at::Tensor& g : grads) result.gradients.push_back(g.to(at::kCPU).clone());
+  if (options.apply_update) {
+    if (!std::isfinite(result.grad_norm))
+      throw Error("ERR_SWERL_NUMERIC", "the gradient norm is " + std::to_string(result.grad_norm) +
+                                           "; the update was skipped and the weights are unchanged");
+    if (options.max_grad_norm > 0 && result.grad_norm > options.max_grad_norm) {
+      const double scale = options.max_grad_norm / (result.grad_norm + 1e-6);
+      for (at::Tensor& g : grads) g.mul_(scale);
+    }
+    adamw_step(master_, grads, decay_, adam_, options.adamw);
+    copy_master_to_model();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+std::vector<float> Policy::logprobs(const PackedSequences& seqs, double temperature,
+                                    int64_t micro_batch_tokens) {
+  at::NoGradGuard no_grad;
+  const int64_t vocab = model_->config().vocab_size;
+  for (int32_t token : seqs.tokens)
+    if (token < 0 || token >= vocab)
+      throw_invalid("sequences have token " + std::to_string(token) + " outside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
+  std::vector<float> out(seqs.tokens.size(), 0.0f);
+  // Logit rows per chunk: about 32 M floats of logits at a time.
+  const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t(1) << 25) / vocab);
+  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, micro_batch_tokens)) {
+    int64_t longest = 0;
+    const at::Tensor ids = padded_ids(seqs, chosen, longest);
+    const at::Tensor hidden = model_->forward(ids, false).reshape({-1, model_->config().hidden_size});
+    std::vector<int64_t> rows, targets, packed;
+    for (size_t b = 0; b < chosen.size(); ++b) {
+      const int64_t s = chosen[b], o = seqs.offsets[s];
+      for (int64_t j = 1; j < seqs.length(s); ++j) {
+        rows.push_back(int64_t(b) * longest + j - 1);
+        targets.push_back(seqs.tokens[o + j]);
+        packed.push_back(o + j);
+      }
+    }
+    for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(rows_per_chunk)) {
+      const int64_t n = std::min<int64_t>(rows_per_chunk, int64_t(rows.size() - r0));
+      const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+      const at::Tensor index = at::from_blob(rows.data() + r0, {n}, cpu_long).to(options_.device);
+      const at::Tensor target = at::from_blob(targets.data() + r0, {n, 1}, cpu_long).to(options_.device);
+      const at::Tensor logits = at::matmul(hidden.index_select(0, index), model_->lm_head().t());
+      const at::Tensor lp = at::log_softmax(logits.to(at::kFloat) / temperature, -1)
+                                .gather(1, target)
+                                .squeeze(1)
+                                .cpu()
+                                .contiguous();
+      const float* v = lp.data_ptr<float>();
+      for (int64_t i = 0; i < n; ++i) out[packed[r0 + i]] = v[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace swerl

@@ -1,0 +1,237 @@
+#include "model/transformer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
+#include <functional>
+
+#include "core/swerl_error.h"
+#include "model/attention.h"
+
+namespace swerl {
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (x.numel() == x.size(-1) && x.device().is_cpu()) {
+    // One row (decoding one sequence): a CPU GEMM would first pack all of W, which costs more
+    // than the product itself (measured: 59 ms of a 64 ms decode step of a 48M model); a
+    // matrix-vector product reads W once.
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    at::Tensor y = at::mv(weight, x.reshape({-1}));
+    if (bias.defined()) y = y + bias;
+    return y.view(shape);
+  }
+  return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
+}
+
+namespace {
+
+// rotate_half(x) = cat(-x2, x1) over the last dimension, x = cat(x1, x2).
+at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  const at::Tensor rotated = at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rotated * sin;
+}
+
+}  // namespace
+
+Transformer::Transformer(const ModelConfig& config, at::Device device, at::ScalarType dtype)
+    : config_(config), device_(device), dtype_(dtype) {
+  check_model_config(config_);
+  specs_ = parameter_specs(config_);
+  const auto options = at::TensorOptions().dtype(dtype_).device(device_);
+  for (const ParameterSpec& spec : specs_) parameters_.push_back(at::zeros(spec.shape, options));
+  auto get = [&](const std::string& name) { return parameters_[parameter_index(name)]; };
+  auto maybe = [&](const std::string& name, bool present) {
+    return present ? get(name) : at::Tensor();
+  };
+  embed_ = get("model.embed_tokens.weight");
+  final_norm_ = get("model.norm.weight");
+  lm_head_ = config_.tie_word_embeddings ? embed_ : get("lm_head.weight");
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const bool bias = config_.attention_bias, qk = config_.qk_norm;
+    layers_.push_back(LayerWeights{
+        get(p + "input_layernorm.weight"), get(p + "self_attn.q_proj.weight"),
+        maybe(p + "self_attn.q_proj.bias", bias), get(p + "self_attn.k_proj.weight"),
+        maybe(p + "self_attn.k_proj.bias", bias), get(p + "self_attn.v_proj.weight"),
+        maybe(p + "self_attn.v_proj.bias", bias), get(p + "self_attn.o_proj.weight"),
+        maybe(p + "self_attn.q_norm.weight", qk), maybe(p + "self_attn.k_norm.weight", qk),
+        get(p + "post_attention_layernorm.weight"), get(p + "mlp.gate_proj.weight"),
+        get(p + "mlp.up_proj.weight"), get(p + "mlp.down_proj.weight")});
+  }
+  // Hugging Face computes the inverse frequencies in float32; so do we.
+  const int64_t D = config_.head_dim;
+  inv_freq_ = at::pow(config_.rope_theta,
+                      at::arange(0, D, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) / double(D))
+                  .reciprocal()
+                  .to(device_);
+}
+
+int64_t Transformer::parameter_index(const std::string& name) const {
+  for (size_t i = 0; i < specs_.size(); ++i)
+    if (specs_[i].name == name) return int64_t(i);
+  throw Error("ERR_SWERL_CHECKPOINT", "the model has no parameter named '" + name + "'");
+}
+
+at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, true) + config_.rms_norm_eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+void Transformer::rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const {
+  const at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [..., D/2]
+  const at::Tensor angles = at::cat({freqs, freqs}, -1);
+  cos = angles.cos().to(dtype_);
+  sin = angles.sin().to(dtype_);
+}
+
+at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                              const at::Tensor& sin, const Attend& attend) const {
+  const LayerWeights& w = layers_[index];
+  const int64_t B = x.size(0), T = x.size(1), D = config_.head_dim;
+  const at::Tensor h = rms_norm(x, w.input_norm);
+  at::Tensor q = linear(h, w.q, w.q_bias).view({B, T, config_.num_heads, D});
+  at::Tensor k = linear(h, w.k, w.k_bias).view({B, T, config_.num_kv_heads, D});
+  const at::Tensor v = linear(h, w.v, w.v_bias).view({B, T, config_.num_kv_heads, D}).transpose(1, 2);
+  if (config_.qk_norm) {
+    q = rms_norm(q, w.q_norm);
+    k = rms_norm(k, w.k_norm);
+  }
+  q = apply_rotary(q.transpose(1, 2), cos, sin);
+  k = apply_rotary(k.transpose(1, 2), cos, sin);
+  const at::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({B, T, config_.num_heads * D});
+  const at::Tensor mid = x + linear(attended, w.o, at::Tensor());
+  const at::Tensor g = rms_norm(mid, w.post_norm);
+  return mid + linear(at::silu(linear(g, w.gate, at::Tensor())) * linear(g, w.up, at::Tensor()), w.down, at::Tensor());
+}
+
+namespace {
+
+// Activation checkpointing: the forward keeps only the layer's input; the backward runs the
+// layer again with grad on and back-propagates through it (re-entrantly, so the layer's
+// parameters, which are leaves, accumulate their gradients as usual).
+struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& x, const at::Tensor& cos,
+                                                const at::Tensor& sin, int64_t index,
+                                                int64_t model_address) {
+    const auto* model = reinterpret_cast<const Transformer*>(model_address);
+    ctx->save_for_backward({x, cos, sin});
+    ctx->saved_data["index"] = index;
+    ctx->saved_data["model"] = model_address;
+    at::NoGradGuard no_grad;
+    return {model->layer_for_checkpoint(index, x, cos, sin)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto* model = reinterpret_cast<const Transformer*>(ctx->saved_data["model"].toInt());
+    const at::Tensor x = saved[0].detach().requires_grad_(true);
+    at::Tensor out;
+    {
+      at::AutoGradMode grad_on(true);
+      out = model->layer_for_checkpoint(ctx->saved_data["index"].toInt(), x, saved[1], saved[2]);
+    }
+    torch::autograd::backward({out}, {grads[0]});
+    return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor Transformer::layer_for_checkpoint(int64_t index, const at::Tensor& x,
+                                             const at::Tensor& cos, const at::Tensor& sin) const {
+  const at::Tensor causal = causal_mask(x.size(1), device_);
+  return layer(index, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+    return grouped_query_attention(q, k, v, causal);
+  });
+}
+
+at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint) const {
+  const int64_t T = ids.size(1);
+  const at::Tensor positions = at::arange(T, at::TensorOptions().dtype(at::kLong).device(device_));
+  at::Tensor cos, sin;
+  rotary_tables(positions, cos, sin);  // [T, D], broadcast over batch and heads
+  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  const at::Tensor causal = causal_mask(T, device_);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    if (checkpoint && x.requires_grad()) {
+      x = CheckpointedLayer::apply(x, cos, sin, i, reinterpret_cast<int64_t>(this))[0];
+    } else {
+      x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+        return grouped_query_attention(q, k, v, causal);
+      });
+    }
+  }
+  return rms_norm(x, final_norm_);
+}
+
+at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t first_slot) const {
+  const int64_t B = ids.size(0), T = ids.size(1);
+  const at::Tensor positions = at::arange(T, at::TensorOptions().dtype(at::kLong).device(device_));
+  at::Tensor cos, sin;
+  rotary_tables(positions, cos, sin);
+  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  const at::Tensor causal = causal_mask(T, device_);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      cache.keys(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(k);
+      cache.values(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(v);
+      return grouped_query_attention(q, k, v, causal);
+    });
+  }
+  return rms_norm(x, final_norm_);
+}
+
+at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& positions_in,
+                               KvCache& cache) const {
+  const int64_t B = ids.size(0);
+  const at::Tensor positions = positions_in.to(device_, at::kLong);
+  const int64_t keys = positions_in.max().item<int64_t>() + 1;
+  at::Tensor cos, sin;
+  rotary_tables(positions.view({B, 1, 1}), cos, sin);  // [B, 1, 1, D]: per row, per head
+  const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
+  const at::Tensor slots = at::arange(B, long_options);
+  const at::Tensor allowed =
+      (at::arange(keys, long_options).view({1, keys}) <= positions.view({B, 1})).view({B, 1, 1, keys});
+  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong).view({B, 1}));
+  using at::indexing::Slice;
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      // k, v [B, nkv, 1, D] go to (slot b, every head, position p_b).
+      cache.keys(i).index_put_({slots, Slice(), positions}, k.squeeze(2));
+      cache.values(i).index_put_({slots, Slice(), positions}, v.squeeze(2));
+      return grouped_query_attention(q, cache.keys(i).narrow(0, 0, B).narrow(2, 0, keys),
+                                     cache.values(i).narrow(0, 0, B).narrow(2, 0, keys), allowed);
+    });
+  }
+  return rms_norm(x, final_norm_).squeeze(1);
+}
+
+void init_random(Transformer& model, double std, uint64_t seed) {
+  at::NoGradGuard no_grad;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const auto& specs = model.specs();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const at::Tensor& p = model.parameters()[i];
+    const std::string& name = specs[i].name;
+    const bool is_norm = name.size() > 12 && name.compare(name.size() - 11, 11, "norm.weight") == 0;
+    const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (is_norm) {
+      p.fill_(1.0);
+    } else if (is_bias) {
+      p.zero_();
+    } else {
+      at::Tensor values = at::empty(p.sizes(), at::kFloat);
+      values.normal_(0.0, std, generator);
+      p.copy_(values);
+    }
+  }
+}
+
+}  // namespace swerl

@@ -1,0 +1,79 @@
+// A decoder-only transformer of the Qwen3 family (Qwen3, Qwen2/2.5, Llama by config): RMSNorm,
+// rotary embeddings, grouped-query causal attention, per-head q/k norm (Qwen3), SwiGLU MLP.
+// The forward ends at the final hidden states; the LM head belongs to the loss (fused) or to
+// the sampler, which applies it only to the rows it needs.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/kv_cache.h"
+#include "model/model_config.h"
+
+namespace swerl {
+
+struct LayerWeights {
+  at::Tensor input_norm, q, q_bias, k, k_bias, v, v_bias, o, q_norm, k_norm;
+  at::Tensor post_norm, gate, up, down;
+};
+
+class Transformer {
+ public:
+  // Parameters start as zeros; the caller fills them (checkpoint or init_random).
+  Transformer(const ModelConfig& config, at::Device device, at::ScalarType dtype);
+
+  const ModelConfig& config() const { return config_; }
+  at::Device device() const { return device_; }
+  at::ScalarType dtype() const { return dtype_; }
+  const std::vector<ParameterSpec>& specs() const { return specs_; }
+  // In specs() order; leaf tensors the optimizer and the checkpoint code read and write.
+  const std::vector<at::Tensor>& parameters() const { return parameters_; }
+  int64_t parameter_index(const std::string& name) const;  // throws naming the tensor
+  // The output projection [V, H] (the embedding itself when tied).
+  const at::Tensor& lm_head() const { return lm_head_; }
+
+  // Training and scoring: ids [B, T] (right-padded; padding never influences real tokens
+  // because attention is causal), positions 0..T-1. Returns normed hidden states [B, T, H].
+  // checkpoint: keep only each layer's input for the backward and recompute the rest.
+  at::Tensor forward(const at::Tensor& ids, bool checkpoint) const;
+
+  // Prefill for generation: ids [B, T] right-padded prompts placed into cache slots
+  // [first_slot, first_slot + B). Returns hidden states [B, T, H].
+  at::Tensor prefill(const at::Tensor& ids, KvCache& cache, int64_t first_slot) const;
+  // One decode step for cache slots 0..B-1: ids [B] at positions [B] (each row's current
+  // length). Writes each row's key/value at its position and returns hidden states [B, H].
+  at::Tensor decode(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) const;
+
+  // Layer `index` with plain causal attention (what activation checkpointing re-runs).
+  at::Tensor layer_for_checkpoint(int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin) const;
+
+ private:
+  using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
+  // One layer from its input; attend gets (q, k, v) after rotary, [B, heads, T, D], and
+  // returns [B, nh, T, D].
+  at::Tensor layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                   const at::Tensor& sin, const Attend& attend) const;
+  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  void rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const;
+
+  ModelConfig config_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  std::vector<ParameterSpec> specs_;
+  std::vector<at::Tensor> parameters_;
+  at::Tensor embed_, final_norm_, lm_head_, inv_freq_;
+  std::vector<LayerWeights> layers_;
+};
+
+// y = x W^T (+ b) over the last dimension of x; single rows on the CPU take a
+// matrix-vector product.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+// Fills every parameter for training from scratch: normal(0, std) matrices, ones for norms,
+// zeros for biases (what Hugging Face's _init_weights does), from a seeded generator.
+void init_random(Transformer& model, double std, uint64_t seed);
+
+}  // namespace swerl
