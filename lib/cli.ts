@@ -2,10 +2,10 @@
 /** The swerl command line. */
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { SwerlError } from './errors.js';
-import { EVAL_USAGE, evalCommand } from './eval/command.js';
+import { EVAL_USAGE } from './eval/args.js';
+import { evalCommand } from './eval/command.js';
 import { createSandboxBackend } from './env/sandbox/backends.js';
 import { assertRunnable, loadTasks, taskSourceOptions } from './env/tasks/load.js';
 import type { Task } from './env/tasks/task.js';
@@ -13,6 +13,7 @@ import { filterReportMarkdown, filterRows, readRepoList, readSolveRates, type Fi
 import { validateTasks, validationTable } from './env/validate.js';
 import { train } from './train/trainer.js';
 import { writeFileAtomic, writeJsonAtomic } from './util/atomic.js';
+import { commandArgs } from './util/command-args.js';
 
 const USAGE = `usage: swerl <command>
 
@@ -79,18 +80,14 @@ async function runValidation(tasks: Task[], sandbox: string, runs: number, concu
 }
 
 async function tasksValidate(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      sandbox: { type: 'string', default: 'local' },
-      runs: { type: 'string' },
-      concurrency: { type: 'string' },
-      only: { type: 'string' },
-      json: { type: 'string' },
-      repos: { type: 'string' },
-      'test-command': { type: 'string' },
-    },
+  const { values, positionals } = commandArgs(args, {
+    sandbox: { type: 'string', default: 'local' },
+    runs: { type: 'string' },
+    concurrency: { type: 'string' },
+    only: { type: 'string' },
+    json: { type: 'string' },
+    repos: { type: 'string' },
+    'test-command': { type: 'string' },
   });
   if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `tasks validate takes one path, got ${positionals.length}\n\n${USAGE}`);
   const { tasks: all, problems } = await loadTasks(positionals[0]!, { onError: 'skip', ...taskSourceOptions(values) });
@@ -115,24 +112,20 @@ function positiveNumber(value: string | undefined, flag: string): number | undef
 }
 
 async function tasksFilter(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      out: { type: 'string' },
-      'max-files': { type: 'string' },
-      'max-lines': { type: 'string' },
-      'exclude-repos': { type: 'string' },
-      'solve-rates': { type: 'string' },
-      'max-solve-rate': { type: 'string' },
-      'drop-unsolved': { type: 'boolean', default: false },
-      validate: { type: 'boolean', default: false },
-      runs: { type: 'string' },
-      repos: { type: 'string' },
-      'test-command': { type: 'string' },
-      sandbox: { type: 'string', default: 'local' },
-      concurrency: { type: 'string' },
-    },
+  const { values, positionals } = commandArgs(args, {
+    out: { type: 'string' },
+    'max-files': { type: 'string' },
+    'max-lines': { type: 'string' },
+    'exclude-repos': { type: 'string' },
+    'solve-rates': { type: 'string' },
+    'max-solve-rate': { type: 'string' },
+    'drop-unsolved': { type: 'boolean', default: false },
+    validate: { type: 'boolean', default: false },
+    runs: { type: 'string' },
+    repos: { type: 'string' },
+    'test-command': { type: 'string' },
+    sandbox: { type: 'string', default: 'local' },
+    concurrency: { type: 'string' },
   });
   if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `tasks filter takes one rows file, got ${positionals.length}\n\n${USAGE}`);
   if (!values.out) throw new SwerlError('ERR_SWERL_INVALID_ARG', 'tasks filter needs --out FILE: where the kept rows are written');
@@ -169,11 +162,7 @@ async function tasksFilter(args: string[]): Promise<number> {
 }
 
 async function trainCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { resume: { type: 'boolean', default: false }, steps: { type: 'string' }, dir: { type: 'string' }, repos: { type: 'string' } },
-  });
+  const { values, positionals } = commandArgs(args, { resume: { type: 'boolean', default: false }, steps: { type: 'string' }, dir: { type: 'string' }, repos: { type: 'string' } });
   if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `train takes one config file, got ${positionals.length}\n\n${USAGE}`);
   let config: Record<string, unknown>;
   try {
@@ -228,20 +217,16 @@ async function trainCommand(args: string[]): Promise<number> {
 }
 
 async function serveCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      host: { type: 'string', default: '127.0.0.1' },
-      port: { type: 'string', default: '8000' },
-      'served-model-name': { type: 'string' },
-      device: { type: 'string', default: 'cpu' },
-      'max-batch-size': { type: 'string' },
-      'max-n': { type: 'string' },
-      'max-body-bytes': { type: 'string' },
-      'api-key': { type: 'string' },
-      'weights-root': { type: 'string' },
-    },
+  const { values, positionals } = commandArgs(args, {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '8000' },
+    'served-model-name': { type: 'string' },
+    device: { type: 'string', default: 'cpu' },
+    'max-batch-size': { type: 'string' },
+    'max-n': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'api-key': { type: 'string' },
+    'weights-root': { type: 'string' },
   });
   if (positionals.length !== 1) throw new SwerlError('ERR_SWERL_INVALID_ARG', `serve takes one model directory, got ${positionals.length}\n\n${USAGE}`);
   const port = Number(values.port);
@@ -277,10 +262,8 @@ async function serveCommand(args: string[]): Promise<number> {
 }
 
 async function sandboxReap(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { sandbox: { type: 'string', default: 'local' }, label: { type: 'string' }, all: { type: 'boolean', default: false } },
-  });
+  const { values, positionals } = commandArgs(args, { sandbox: { type: 'string', default: 'local' }, label: { type: 'string' }, all: { type: 'boolean', default: false } });
+  if (positionals.length) throw new SwerlError('ERR_SWERL_INVALID_ARG', `sandbox reap takes options only, got ${positionals.join(' ')}\n\n${USAGE}`);
   const backend = await createSandboxBackend(values.sandbox!);
   const removed = await backend.reap({ ...(values.label ? { label: values.label } : {}), all: values.all! });
   console.log(`removed ${removed} sandbox(es)`);

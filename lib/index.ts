@@ -63,11 +63,11 @@ export { passAtK, meanAndSem } from './eval/metrics.js';
 export {
   renderChat,
   ChatRenderer,
-  parseToolCalls,
   type ChatMessage as ChatTemplateMessage,
   type ToolDefinition,
   type RenderedChat,
 } from './model/chat-template.js';
+export { parseToolCalls, formatToolCall, type ParsedToolCall, type ParsedToolCalls } from './model/tool-calls.js';
 
 export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
 export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';

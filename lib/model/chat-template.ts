@@ -25,7 +25,6 @@ import { pythonJsonDumps } from './python-json.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import { formatToolCall } from './tool-calls.js';
 
-export { formatToolCall, parseToolCalls, type ParsedToolCall, type ParsedToolCalls } from './tool-calls.js';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];

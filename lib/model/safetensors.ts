@@ -61,33 +61,30 @@ export async function readSafetensorsHeader(
   file: string,
 ): Promise<{ entries: TensorEntry[]; metadata: Record<string, string> }> {
   const absolute = path.resolve(file);
-  const handle = await openForReading(absolute);
-  try {
-    const fileSize = (await handle.stat()).size;
-    if (fileSize < LENGTH_PREFIX_BYTES) {
-      throw checkpointError(
-        `${absolute}: ${fileSize} bytes, shorter than the 8-byte header length; the file is truncated or not safetensors`,
-      );
-    }
-    const prefix = await readExactly(handle, absolute, 0, LENGTH_PREFIX_BYTES, 'the header length');
-    const headerLength = new DataView(prefix.buffer).getBigUint64(0, true);
-    if (headerLength > BigInt(MAX_HEADER_BYTES)) {
-      throw checkpointError(
-        `${absolute}: header length ${headerLength} is over the safetensors limit of ${MAX_HEADER_BYTES} bytes; the file is corrupt or not safetensors`,
-      );
-    }
-    const n = Number(headerLength);
-    if (LENGTH_PREFIX_BYTES + n > fileSize) {
-      throw checkpointError(
-        `${absolute}: header length ${n} runs past the end of the ${fileSize}-byte file; the file is truncated`,
-      );
-    }
-    const headerBytes = await readExactly(handle, absolute, LENGTH_PREFIX_BYTES, n, 'the header');
-    const dataStart = LENGTH_PREFIX_BYTES + n;
-    return parseHeader(absolute, headerBytes, dataStart, fileSize - dataStart);
-  } finally {
-    await handle.close();
-  }
+  return withFile(absolute, 'r', async (handle) => {
+      const fileSize = (await handle.stat()).size;
+      if (fileSize < LENGTH_PREFIX_BYTES) {
+        throw checkpointError(
+          `${absolute}: ${fileSize} bytes, shorter than the 8-byte header length; the file is truncated or not safetensors`,
+        );
+      }
+      const prefix = await readExactly(handle, absolute, 0, LENGTH_PREFIX_BYTES, 'the header length');
+      const headerLength = new DataView(prefix.buffer).getBigUint64(0, true);
+      if (headerLength > BigInt(MAX_HEADER_BYTES)) {
+        throw checkpointError(
+          `${absolute}: header length ${headerLength} is over the safetensors limit of ${MAX_HEADER_BYTES} bytes; the file is corrupt or not safetensors`,
+        );
+      }
+      const n = Number(headerLength);
+      if (LENGTH_PREFIX_BYTES + n > fileSize) {
+        throw checkpointError(
+          `${absolute}: header length ${n} runs past the end of the ${fileSize}-byte file; the file is truncated`,
+        );
+      }
+      const headerBytes = await readExactly(handle, absolute, LENGTH_PREFIX_BYTES, n, 'the header');
+      const dataStart = LENGTH_PREFIX_BYTES + n;
+      return parseHeader(absolute, headerBytes, dataStart, fileSize - dataStart);
+  });
 }
 
 function parseHeader(
@@ -293,19 +290,28 @@ async function describeFolder(dir: string): Promise<string> {
  * owns its ArrayBuffer (offset 0), so it can be handed to native code as is.
  */
 export async function readTensorBytes(entry: TensorEntry): Promise<Uint8Array> {
-  const handle = await openForReading(entry.file);
-  try {
-    return await readExactly(handle, entry.file, entry.offset, entry.byteLength, `tensor "${entry.name}"`);
-  } finally {
-    await handle.close();
-  }
+  return withFile(entry.file, 'r', async (handle) => {
+      return await readExactly(handle, entry.file, entry.offset, entry.byteLength, `tensor "${entry.name}"`);
+  });
 }
 
-async function openForReading(file: string): Promise<fs.FileHandle> {
+/**
+ * Runs `use` on `file` opened for reading ('r') or for creating ('wx': never overwrite, so old
+ * shards can never mix with new ones), and closes it whatever happens.
+ */
+async function withFile<T>(file: string, mode: 'r' | 'wx', use: (handle: fs.FileHandle) => Promise<T>): Promise<T> {
+  let handle: fs.FileHandle;
   try {
-    return await fs.open(file, 'r');
+    handle = await fs.open(file, mode);
   } catch (error) {
-    throw checkpointError(`${file}: cannot open (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw checkpointError(`${file}: already exists; write the checkpoint into an empty folder`);
+    throw checkpointError(`${file}: cannot ${mode === 'r' ? 'open' : 'create'} (${code ?? (error as Error).message})`);
+  }
+  try {
+    return await use(handle);
+  } finally {
+    await handle.close();
   }
 }
 
@@ -476,24 +482,21 @@ async function writeSafetensorsFile(
   metadata: Record<string, string>,
   getBytes: (name: string) => Uint8Array | Promise<Uint8Array>,
 ): Promise<void> {
-  const handle = await openForWriting(file);
-  try {
-    const header = encodeSafetensorsHeader(tensors, metadata);
-    let position = await writeAll(handle, header, 0);
-    for (const tensor of tensors) {
-      const bytes = await getBytes(tensor.name);
-      if (!(bytes instanceof Uint8Array) || bytes.length !== tensor.byteLength) {
-        const got = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not a Uint8Array`;
-        throw checkpointError(
-          `${file}: getBytes("${tensor.name}") returned ${got}; ${tensor.dtype} ${JSON.stringify(tensor.shape)} takes ${tensor.byteLength} bytes`,
-        );
+  return withFile(file, 'wx', async (handle) => {
+      const header = encodeSafetensorsHeader(tensors, metadata);
+      let position = await writeAll(handle, header, 0);
+      for (const tensor of tensors) {
+        const bytes = await getBytes(tensor.name);
+        if (!(bytes instanceof Uint8Array) || bytes.length !== tensor.byteLength) {
+          const got = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not a Uint8Array`;
+          throw checkpointError(
+            `${file}: getBytes("${tensor.name}") returned ${got}; ${tensor.dtype} ${JSON.stringify(tensor.shape)} takes ${tensor.byteLength} bytes`,
+          );
+        }
+        position = await writeAll(handle, bytes, position);
       }
-      position = await writeAll(handle, bytes, position);
-    }
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+      await handle.sync();
+  });
 }
 
 async function writeIndex(file: string, shards: SizedTensor[][], names: string[]): Promise<void> {
@@ -509,24 +512,10 @@ async function writeIndex(file: string, shards: SizedTensor[][], names: string[]
   weightMap.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = weightMap.map(([name, shard]) => `    ${JSON.stringify(name)}: ${JSON.stringify(shard)}`);
   const text = `{\n  "metadata": {\n    "total_size": ${totalSize}\n  },\n  "weight_map": {\n${lines.join(',\n')}\n  }\n}\n`;
-  const handle = await openForWriting(file);
-  try {
-    await writeAll(handle, new TextEncoder().encode(text), 0);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function openForWriting(file: string): Promise<fs.FileHandle> {
-  try {
-    // 'wx': never overwrite, so old shards can never mix with new ones.
-    return await fs.open(file, 'wx');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw checkpointError(`${file}: already exists; write the checkpoint into an empty folder`);
-    throw checkpointError(`${file}: cannot create (${code ?? (error as Error).message})`);
-  }
+  return withFile(file, 'wx', async (handle) => {
+      await writeAll(handle, new TextEncoder().encode(text), 0);
+      await handle.sync();
+  });
 }
 
 async function writeAll(handle: fs.FileHandle, bytes: Uint8Array, position: number): Promise<number> {

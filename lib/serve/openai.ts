@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
-import { parseToolCalls } from '../model/chat-template.js';
+import { parseToolCalls } from '../model/tool-calls.js';
 import type { NativePolicy } from '../model/native-policy.js';
 import { generateChoice, type ChoiceAborts, type Completion } from './choices.js';
 import { EventStream, sendJson } from './http.js';

@@ -36,7 +36,6 @@ import { RequestDecoder } from './request-decoder.js';
 import type { RequestLimits, Route } from './requests.js';
 import { WeightUpdates, sglangGenerate } from './sglang.js';
 
-export { MAX_PROMPT_BYTES_PER_TOKEN } from './requests.js';
 
 export interface ServeOptions {
   host?: string;

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { tarArchive, type TarEntry } from '../../lib/env/sandbox/docker.js';
+import { tarArchive, type TarEntry } from '../../lib/env/sandbox/tar.js';
 
 export interface Registry {
   /** host:port */

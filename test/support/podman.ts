@@ -5,7 +5,7 @@
  * Missing podman is an error, not a skip: CI must run these tests. Test files skip only when
  * SWERL_SKIP_DOCKER=1 (see dockerSkipped).
  */
-import { pingSocket } from '../../lib/env/sandbox/docker.js';
+import { pingSocket } from '../../lib/env/sandbox/docker-socket.js';
 import { startPodmanService as startService } from '../../lib/env/sandbox/podman-service.js';
 
 interface Teardown {

@@ -27,6 +27,7 @@ import { optionsParser } from '../../schema.js';
 import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
+import { execResult } from './exec-result.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
 import { OWN_START, ownerAlive } from './owner.js';
@@ -325,15 +326,7 @@ class LocalSandbox implements Sandbox {
         clearTimeout(timer);
         this.running.delete(child);
         const signalNumber = signal ? (os.constants.signals[signal] ?? 0) : 0;
-        resolve({
-          exitCode: timedOut ? -1 : (code ?? 128 + signalNumber),
-          stdout: output.stdout(),
-          stderr: output.stderr(),
-          output: output.combined(),
-          timedOut,
-          outputLimited: output.limited,
-          durationMs: performance.now() - started,
-        });
+        resolve(execResult(output, { exitCode: timedOut ? -1 : (code ?? 128 + signalNumber), timedOut, startedAt: started }));
       });
     });
   }

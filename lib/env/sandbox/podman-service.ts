@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
-import { pingSocket } from './docker.js';
+import { pingSocket } from './docker-socket.js';
 
 export interface PodmanService {
   socketPath: string;

@@ -6,12 +6,11 @@ import t from 'tap';
 
 import {
   ChatRenderer,
-  formatToolCall,
-  parseToolCalls,
   renderChat,
   type ChatMessage,
   type RenderOptions,
 } from '../../../lib/model/chat-template.js';
+import { formatToolCall, parseToolCalls } from '../../../lib/model/tool-calls.js';
 import type { ChatMessage as EnvChatMessage } from '../../../lib/env/env.js';
 import { pythonJsonDumps } from '../../../lib/model/python-json.js';
 import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';

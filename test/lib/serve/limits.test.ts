@@ -12,7 +12,8 @@ import t from 'tap';
 import { renderChat } from '../../../lib/model/chat-template.js';
 import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
-import { MAX_PROMPT_BYTES_PER_TOKEN, startServer } from '../../../lib/serve/server.js';
+import { MAX_PROMPT_BYTES_PER_TOKEN } from '../../../lib/serve/requests.js';
+import { startServer } from '../../../lib/serve/server.js';
 import { Rng } from '../../reference/random.js';
 import { writeTinyCheckpoint } from '../../support/tiny-checkpoint.js';
 

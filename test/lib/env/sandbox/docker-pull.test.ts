@@ -11,7 +11,8 @@ import path from 'node:path';
 
 import t from 'tap';
 
-import { DockerSandboxBackend, type TarEntry } from '../../../../lib/env/sandbox/docker.js';
+import { DockerSandboxBackend } from '../../../../lib/env/sandbox/docker.js';
+import type { TarEntry } from '../../../../lib/env/sandbox/tar.js';
 import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
 import { startPodmanService } from '../../../../lib/env/sandbox/podman-service.js';
 import { startRegistry } from '../../../support/oci-registry.js';

@@ -8,7 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import t from 'tap';
 
-import { DockerSandboxBackend, imageArchive, loadImageArchive, type TarEntry } from '../../../../lib/env/sandbox/docker.js';
+import { DockerSandboxBackend } from '../../../../lib/env/sandbox/docker.js';
+import { imageArchive, loadImageArchive } from '../../../../lib/env/sandbox/docker-image.js';
+import type { TarEntry } from '../../../../lib/env/sandbox/tar.js';
 import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
 import { dockerSkipped, startPodmanService } from '../../../support/podman.js';
 

@@ -1,0 +1,189 @@
+/**
+ * One Docker sandbox: a running container whose commands go through the exec API, and whose
+ * command trees are killed by its PID 1 (SIGUSR1) or by a second exec (docker.ts tells how).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+
+import type Docker from 'dockerode';
+
+import { SwerlError } from '../../errors.js';
+import { track } from './cleanup.js';
+import { errorMessage, statusOf } from './docker-errors.js';
+import { demultiplex, exitCodeOf, killByMarkerScript, sleep } from './docker-exec.js';
+import { pendingRemoval, removePendingSync } from './docker-reaper.js';
+import { execResult } from './exec-result.js';
+import { OutputCollector } from './output.js';
+import { readFileThroughExec, writeFileThroughExec, type ExecOptions, type ExecResult, type Sandbox, type SandboxLimits } from './sandbox.js';
+
+/** How long a stopped command's stream may take to end before the next step (sweep, then cut). */
+const STOP_GRACE_MS = 5_000;
+
+interface RunningExec {
+  marker: string;
+}
+
+export class DockerSandbox implements Sandbox {
+  destroyed = false;
+  private readonly running = new Set<RunningExec>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  /** A container-wide kill in progress: new commands wait for it. */
+  private sweeping: Promise<void> | null = null;
+  private removing: Promise<void> | null = null;
+  private readonly untrack: () => void;
+
+  constructor(
+    readonly id: string,
+    readonly label: string,
+    readonly workdir: string,
+    private readonly container: Docker.Container,
+    socketPath: string,
+    private readonly limits: SandboxLimits,
+  ) {
+    pendingRemoval.set(container.id, socketPath);
+    this.untrack = track(this);
+  }
+
+  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (this.destroyed) return Promise.reject(new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`));
+    const state: RunningExec = { marker: `SWERL_EXEC=${randomBytes(8).toString('hex')}` };
+    this.running.add(state);
+    const result = this.run(command, options, state);
+    this.inflight.add(result);
+    const done = () => {
+      this.running.delete(state);
+      this.inflight.delete(result);
+    };
+    result.then(done, done);
+    return result;
+  }
+
+  readFile(file: string): Promise<Buffer> {
+    return readFileThroughExec(this, file, this.limits.maxFileBytes);
+  }
+
+  writeFile(file: string, data: string | Uint8Array): Promise<void> {
+    return writeFileThroughExec(this, file, data);
+  }
+
+  destroy(): Promise<void> {
+    this.destroyed = true;
+    this.removing ??= this.remove().catch((error: unknown) => {
+      this.removing = null; // a later destroy() (or the exit hook, or a reaper) tries again
+      throw error;
+    });
+    return this.removing;
+  }
+
+  /** At process exit: removes this (and every other pending) container through a child process. */
+  destroySync(): void {
+    this.destroyed = true;
+    if (pendingRemoval.has(this.container.id)) removePendingSync();
+  }
+
+  private async remove(): Promise<void> {
+    try {
+      await this.container.remove({ force: true, v: true });
+    } catch (error) {
+      if (statusOf(error) !== 404) throw new SwerlError('ERR_SWERL_SANDBOX', `could not remove container ${this.id}: ${errorMessage(error)}`);
+    }
+    pendingRemoval.delete(this.container.id);
+    await Promise.allSettled([...this.inflight]);
+    this.untrack();
+  }
+
+  private async run(command: string, options: ExecOptions, state: RunningExec): Promise<ExecResult> {
+    if (this.sweeping) await this.sweeping;
+    const started = performance.now();
+    const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs;
+    const output = new OutputCollector(options.maxOutputBytes ?? this.limits.maxOutputBytes);
+    const stdin = options.stdin !== undefined && options.stdin.length > 0 ? options.stdin : undefined;
+    const env: Record<string, string> = { ...options.env, SWERL_SANDBOX: this.id };
+    delete env[state.marker.slice(0, state.marker.indexOf('='))];
+    let exec: Docker.Exec;
+    let stream: Duplex;
+    try {
+      exec = await this.container.exec({
+        Cmd: ['sh', '-c', command],
+        AttachStdin: stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        Env: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), state.marker],
+        WorkingDir: options.cwd ?? this.workdir,
+      });
+      stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
+    } catch (error) {
+      if (this.destroyed) throw new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`);
+      const why = statusOf(error) === 409 ? ' (its container is not running: does the image have sh and sleep?)' : '';
+      throw new SwerlError('ERR_SWERL_SANDBOX', `could not run a command in sandbox ${this.id}: ${errorMessage(error)}${why}`);
+    }
+    const ended = new Promise<void>((resolve) => {
+      stream.once('end', resolve);
+      stream.once('close', resolve);
+      stream.once('error', () => resolve());
+    });
+    let timedOut = false;
+    let stopping: Promise<void> | null = null;
+    const stop = () => void (stopping ??= this.stop(state, stream, ended));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, timeoutMs);
+    demultiplex(stream, (kind, data) => {
+      if (!output.push(kind, data)) stop();
+    });
+    if (stdin !== undefined) {
+      stream.on('error', () => undefined); // the command may exit without reading its input
+      stream.write(stdin);
+      stream.end();
+    }
+    await ended;
+    clearTimeout(timer);
+    if (stopping) await stopping;
+    const exitCode = timedOut ? -1 : await exitCodeOf(exec);
+    return execResult(output, { exitCode, timedOut, startedAt: started });
+  }
+
+  /**
+   * Kills one command's whole tree. Alone in the sandbox: PID 1 kills every other process.
+   * Beside other commands: its marked processes are stopped and killed by a second exec;
+   * whatever still holds its output open after that is swept container-wide too.
+   */
+  private async stop(state: RunningExec, stream: Duplex, ended: Promise<void>): Promise<void> {
+    const within = (ms: number) => Promise.race([ended.then(() => true), sleep(ms).then(() => false)]);
+    if (this.running.size > 1 && (await this.killMarked(state.marker)) && (await within(STOP_GRACE_MS))) return;
+    let endSweep!: () => void;
+    const sweep = new Promise<void>((resolve) => (endSweep = resolve));
+    this.sweeping = sweep;
+    try {
+      await this.container.kill({ signal: 'SIGUSR1' }).catch(() => undefined);
+      if (!(await within(STOP_GRACE_MS))) stream.destroy();
+      await ended;
+    } finally {
+      endSweep();
+      if (this.sweeping === sweep) this.sweeping = null;
+    }
+  }
+
+  /** A second exec that kills the processes carrying `marker`; true when it finished cleanly. */
+  private async killMarked(marker: string): Promise<boolean> {
+    try {
+      const exec = await this.container.exec({ Cmd: ['sh', '-c', killByMarkerScript(marker)], AttachStdout: true, AttachStderr: true, Tty: false, WorkingDir: '/' });
+      const stream = await exec.start({ hijack: true, stdin: false });
+      stream.resume();
+      const ended = new Promise<boolean>((resolve) => {
+        stream.once('end', () => resolve(true));
+        stream.once('close', () => resolve(true));
+        stream.once('error', () => resolve(false));
+      });
+      if (!(await Promise.race([ended, sleep(STOP_GRACE_MS).then(() => false)]))) {
+        stream.destroy();
+        return false;
+      }
+      return (await exitCodeOf(exec)) === 0;
+    } catch {
+      return false;
+    }
+  }
+}

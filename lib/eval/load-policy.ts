@@ -1,0 +1,39 @@
+/** The policy `swerl eval` runs, from where --policy, --model or --server said it comes. */
+import path from 'node:path';
+
+import { NoopPolicy, OraclePolicy } from '../agent/scripted-policy.js';
+import type { AgentPolicy } from '../types/policy.js';
+import type { PolicySource } from './args.js';
+
+export interface LoadedPolicy {
+  policy: AgentPolicy;
+  /** The default model_name_or_path of the predictions. */
+  name: string;
+  dispose(): void;
+}
+
+export async function loadPolicy(source: PolicySource): Promise<LoadedPolicy> {
+  const dispose = () => undefined as void;
+  switch (source.kind) {
+    case 'scripted':
+      return { policy: source.policy === 'oracle' ? new OraclePolicy() : new NoopPolicy(), name: `swerl-${source.policy}`, dispose };
+    case 'model': {
+      // As in `swerl train`: OpenBLAS's fork handler can hang a multi-threaded GEMM while
+      // sandbox commands spawn; read when the addon loads, just below.
+      process.env.OPENBLAS_NUM_THREADS ??= '1';
+      const { NativePolicy } = await import('../model/native-policy.js');
+      const native = await NativePolicy.load(source.dir);
+      return { policy: native, name: path.basename(path.resolve(source.dir)), dispose: () => native.dispose() };
+    }
+    case 'server': {
+      const { loadTokenizer } = await import('../model/hf-tokenizer.js');
+      const { RemotePolicy } = await import('../model/remote-policy.js');
+      const remote = await RemotePolicy.connect(await loadTokenizer(source.tokenizer), {
+        servers: source.servers,
+        protocol: source.protocol,
+        ...(source.servedModel ? { model: source.servedModel } : {}),
+      });
+      return { policy: remote, name: remote.model ?? path.basename(path.resolve(source.tokenizer)), dispose };
+    }
+  }
+}
