@@ -53,8 +53,8 @@ export const parseLocalOptions: OptionsParser<ResolvedLocalOptions> = optionsPar
   type: 'object',
   additionalProperties: false,
   properties: {
-    ...commonProperties('^/'),
     root: { type: 'string', minLength: 1 },
+    ...commonProperties('^/'),
   },
 });
 
@@ -62,8 +62,8 @@ export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = optionsP
   type: 'object',
   additionalProperties: false,
   properties: {
-    ...commonProperties('^/[^:]*$'),
     socketPath: { type: 'string', pattern: '^/' },
+    ...commonProperties('^/[^:]*$'),
     hostBinds: { type: 'boolean', default: true },
     baseImage: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$', default: 'localhost/swerl-base:1' },
     cpus: { type: 'number', exclusiveMinimum: 0 },

@@ -115,7 +115,7 @@ t.test('relative paths are resolved against baseDir', async (t) => {
     'the env no longer has a step timeout of its own: an old config is told where it went',
   );
   const swe = (sandbox: string, sandboxOptions: object) => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', sandbox, sandboxOptions } }), BASE);
-  t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: label, limits, readOnlyBinds, root/ }, 'a docker-only option given to the local backend: refused at load');
+  t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: root, label, limits, readOnlyBinds$/ }, 'a docker-only option given to the local backend: refused at load');
   t.throws(() => swe('docker', { cpus: 0 }), { message: /^config\.tasks\.sandboxOptions\.cpus must be > 0/ }, 'docker options are checked too');
   t.throws(() => swe('local', { limits: { memoryBytes: 1024 } }), { message: /^config\.tasks\.sandboxOptions\.limits\.memoryBytes must be >= 67108864/ });
   const typed = swe('docker', { cpus: 2 });

@@ -74,7 +74,7 @@ t.test('topLevelElements splits an array the way JSON.parse reads it', async (t)
     const rows = Array.from({ length: rng.int(5) }, () => randomValue(1));
     const text = JSON.stringify(rows, null, rng.int(2) ? 0 : 1);
     const split = topLevelElements(text)!;
-    t.same(split.spans.map(([a, b]) => JSON.parse(text.slice(a, b))), JSON.parse(text), `elements of ${JSON.stringify(text.slice(0, 60))}`);
+    t.same(split.spans.map(([a, b]) => JSON.parse(text.slice(a, b))), JSON.parse(text), `elements of random array ${i} (${text.length} chars)`);
     t.notOk(split.unclosed || split.trailing);
   }
   t.equal(topLevelElements(' {"a": [1, 2]}'), null, 'an object is not an array');
