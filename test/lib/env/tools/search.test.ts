@@ -1,12 +1,13 @@
 import t from 'tap';
 
 import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
+import type { ToolProfile } from '../../../../lib/env/tools/common.js';
 import { runSearch } from '../../../../lib/env/tools/search.js';
 import { sandboxWith } from './fixture.js';
 
 /** The search tool's observation alone. */
-const search = async (sandbox: Sandbox, args: Record<string, string>, ...rest: [] | [Parameters<typeof runSearch>[2]]) =>
-  (await runSearch(sandbox, args, ...rest)).observation;
+const search = async (sandbox: Sandbox, args: Record<string, string>, profile?: ToolProfile) =>
+  (await runSearch(sandbox, args, profile)).observation;
 
 t.test('a folder: matching files with their counts, in walk order', async (t) => {
   const sandbox = await sandboxWith(t);
