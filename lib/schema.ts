@@ -6,6 +6,7 @@ import AjvModule, { type ErrorObject, type JSONSchemaType } from 'ajv';
 
 import { SwerlError, invalidArg } from './errors.js';
 import { assertJsonDepth } from './util/json-depth.js';
+import { didYouMean } from './util/nearest.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: true, verbose: true });
@@ -18,10 +19,8 @@ function describe(error: ErrorObject, field: string): { path: string; problem: s
   switch (error.keyword) {
     case 'additionalProperties': {
       const known = Object.keys((error.parentSchema as { properties?: object })?.properties ?? {});
-      return {
-        path: `${path}.${error.params.additionalProperty}`,
-        problem: `is not a known option; known: ${known.join(', ')}`,
-      };
+      const name = String(error.params.additionalProperty);
+      return { path: `${path}.${name}`, problem: `is not a known option${didYouMean(name, known)}; known: ${known.join(', ')}` };
     }
     case 'enum': {
       const allowed = (error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v));

@@ -43,7 +43,14 @@ export interface RolloutProgress {
   rewardSum: number;
   solved: number;
   retries: number;
+  /** Tokens the policy sampled in the finished episodes. */
+  sampledTokens: number;
   last?: Trajectory;
+}
+
+/** Tokens the policy sampled in an episode (its turns; observations are not sampled). */
+export function sampledTokens(trajectory: Trajectory): number {
+  return trajectory.turns.reduce((sum, turn) => sum + turn.responseTokens, 0);
 }
 
 /** A sandbox or exec failure: worth another attempt with a fresh env. */
@@ -107,7 +114,7 @@ export async function runRollouts(
   hooks.signal?.addEventListener('abort', forward);
   const sampler = throttled(policy, options.generationConcurrency > 0 ? new Slots(options.generationConcurrency) : null);
   const episodes = new Slots(options.concurrency);
-  const progress: RolloutProgress = { done: 0, total: items.length, running: 0, rewardSum: 0, solved: 0, retries: 0 };
+  const progress: RolloutProgress = { done: 0, total: items.length, running: 0, rewardSum: 0, solved: 0, retries: 0, sampledTokens: 0 };
   const results: Trajectory[] = new Array(items.length);
   let firstError: unknown;
 
@@ -146,6 +153,7 @@ export async function runRollouts(
           results[index] = trajectory;
           progress.done++;
           progress.rewardSum += trajectory.reward;
+          progress.sampledTokens += sampledTokens(trajectory);
           if (trajectory.reward > 0) progress.solved++;
           progress.last = trajectory;
           hooks.onProgress?.({ ...progress });

@@ -7,30 +7,6 @@ import path from 'node:path';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
 import { SwerlError } from '../errors.js';
 import { taskSourceOptions } from '../env/tasks/load.js';
-import { commandArgs } from '../util/command-args.js';
-
-export const EVAL_USAGE = `  eval                    run a policy on tasks k times: Pass@1 ± SEM, pass@k, predictions
-      --tasks PATH             a task folder suite, SWE-bench or R2E-Gym JSON/JSONL (required)
-      --repos DIR              clones for dataset rows: DIR/owner__name or DIR/owner/name
-      --test-command CMD       the test command for rows (the test files are appended)
-      --policy oracle|noop     a scripted policy (the gold patch / no change), or one of:
-      --model DIR              a Hugging Face model directory, run in process
-      --server URL[,URL…]      OpenAI-compatible servers (vLLM, SGLang, swerl serve)
-        --protocol openai|sglang   how the servers take token ids (default openai)
-        --tokenizer DIR            the model directory whose tokenizer renders prompts (required)
-        --served-model ID          the model id to ask for (default: the servers' first)
-      --runs K                 runs of every task (default 1)
-      --k 1,4,…                pass@k values (default 1 and K)
-      --temperature T          default 1 (0: greedy)
-      --max-turns N            default 100 (DeepSWE evaluated with 100)
-      --prompt-budget N --response-budget N --max-tokens-per-turn N   token budgets
-      --only ID[,ID…]          just these task ids
-      --sandbox local|docker   default local
-      --concurrency N          episodes at once (default 2)
-      --name NAME              model_name_or_path in the predictions (default: the policy)
-      --out DIR                default runs/eval-<time>
-      --seed N                 default 0
-`;
 
 /** Where the policy comes from: a scripted one, a model directory run in process, or inference servers. */
 export type PolicySource =
@@ -55,9 +31,35 @@ export interface EvalArgs {
   out: string;
 }
 
-/** An invalid-argument error that ends with the command's usage. */
+/** An invalid-argument error of swerl eval's flags (the CLI points at `swerl eval --help`). */
 export function usageError(message: string): SwerlError {
-  return new SwerlError('ERR_SWERL_INVALID_ARG', `${message}\n\nusage: swerl eval --tasks PATH (--policy oracle|noop | --model DIR | --server URL --tokenizer DIR) [options]\n${EVAL_USAGE}`);
+  return new SwerlError('ERR_SWERL_INVALID_ARG', message);
+}
+
+/** swerl eval's flags as given (commander's names), every value still text. */
+export interface EvalFlags {
+  tasks?: string;
+  repos?: string;
+  testCommand?: string;
+  policy?: string;
+  model?: string;
+  server?: string;
+  protocol?: string;
+  tokenizer?: string;
+  servedModel?: string;
+  runs?: string;
+  k?: string;
+  temperature?: string;
+  maxTurns?: string;
+  promptBudget?: string;
+  responseBudget?: string;
+  maxTokensPerTurn?: string;
+  only?: string;
+  sandbox?: string;
+  concurrency?: string;
+  name?: string;
+  out?: string;
+  seed?: string;
 }
 
 function integer(value: string | undefined, flag: string, fallback: number, min = 1): number {
@@ -67,32 +69,8 @@ function integer(value: string | undefined, flag: string, fallback: number, min 
   return n;
 }
 
-export function parseEvalArgs(args: string[]): EvalArgs {
-  const { values, positionals } = commandArgs(args, {
-    tasks: { type: 'string' },
-    repos: { type: 'string' },
-    'test-command': { type: 'string' },
-    policy: { type: 'string' },
-    model: { type: 'string' },
-    server: { type: 'string' },
-    protocol: { type: 'string', default: 'openai' },
-    tokenizer: { type: 'string' },
-    'served-model': { type: 'string' },
-    runs: { type: 'string' },
-    k: { type: 'string' },
-    temperature: { type: 'string' },
-    'max-turns': { type: 'string' },
-    'prompt-budget': { type: 'string' },
-    'response-budget': { type: 'string' },
-    'max-tokens-per-turn': { type: 'string' },
-    only: { type: 'string' },
-    sandbox: { type: 'string', default: 'local' },
-    concurrency: { type: 'string' },
-    name: { type: 'string' },
-    out: { type: 'string' },
-    seed: { type: 'string' },
-  });
-  if (positionals.length) throw usageError(`eval takes options only, got ${positionals.join(' ')}`);
+export function parseEvalArgs(flags: EvalFlags): EvalArgs {
+  const values = { protocol: 'openai', sandbox: 'local', ...flags };
   if (!values.tasks) throw usageError('--tasks is required');
   const chosen = [values.policy, values.model, values.server].filter((v) => v !== undefined).length;
   if (chosen !== 1) throw usageError('give exactly one of --policy, --model and --server');
@@ -109,10 +87,10 @@ export function parseEvalArgs(args: string[]): EvalArgs {
   const big = policy.kind === 'scripted' ? 1 << 20 : undefined;
   const agent = parseAgentLoopOptions(
     {
-      maxTurns: integer(values['max-turns'], '--max-turns', 100),
-      promptBudget: integer(values['prompt-budget'], '--prompt-budget', big ?? 4096),
-      responseBudget: integer(values['response-budget'], '--response-budget', big ?? 32768),
-      maxTokensPerTurn: integer(values['max-tokens-per-turn'], '--max-tokens-per-turn', big ?? 4096),
+      maxTurns: integer(values.maxTurns, '--max-turns', 100),
+      promptBudget: integer(values.promptBudget, '--prompt-budget', big ?? 4096),
+      responseBudget: integer(values.responseBudget, '--response-budget', big ?? 32768),
+      maxTokensPerTurn: integer(values.maxTokensPerTurn, '--max-tokens-per-turn', big ?? 4096),
       temperature,
       enableThinking: false,
     },
@@ -120,9 +98,9 @@ export function parseEvalArgs(args: string[]): EvalArgs {
   );
   return {
     tasks: values.tasks,
-    taskSource: taskSourceOptions(values),
+    taskSource: taskSourceOptions({ repos: values.repos, 'test-command': values.testCommand }),
     ...(values.only !== undefined ? { only: values.only.split(',') } : {}),
-    sandbox: values.sandbox!,
+    sandbox: values.sandbox,
     policy,
     ...(values.name !== undefined ? { name: values.name } : {}),
     runs,
@@ -134,7 +112,7 @@ export function parseEvalArgs(args: string[]): EvalArgs {
   };
 }
 
-type PolicyFlags = { policy?: string; model?: string; server?: string; protocol?: string; tokenizer?: string; 'served-model'?: string };
+type PolicyFlags = Pick<EvalFlags, 'policy' | 'model' | 'server' | 'protocol' | 'tokenizer' | 'servedModel'>;
 
 /** The one of --policy, --model and --server given (parseEvalArgs checked there is exactly one). */
 function policySource(flags: PolicyFlags): PolicySource {
@@ -150,6 +128,6 @@ function policySource(flags: PolicyFlags): PolicySource {
     servers: flags.server!.split(','),
     protocol: flags.protocol,
     tokenizer: flags.tokenizer,
-    ...(flags['served-model'] ? { servedModel: flags['served-model'] } : {}),
+    ...(flags.servedModel ? { servedModel: flags.servedModel } : {}),
   };
 }

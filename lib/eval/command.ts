@@ -6,14 +6,35 @@
 import { createSandboxBackend } from '../env/sandbox/backends.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
-import { parseEvalArgs, usageError } from './args.js';
+import { usageError, type EvalArgs } from './args.js';
 import { evaluatePolicy, reportMarkdown, writeEvalOutputs, type EvalTask } from './evaluate.js';
 import { loadPolicy } from './load-policy.js';
+import { eta, formatDuration, formatRate, progressDisplay, textBar } from '../util/progress.js';
 
-// Re-exported: cli.ts imports the usage from here.
+/**
+ * Episodes done of all: a live line on a terminal; in a log, a line at every tenth of the way
+ * (and at least every 30 s), never a carriage return.
+ */
+function episodeProgress(live: boolean) {
+  const display = progressDisplay(live);
+  const line = display.line();
+  const started = performance.now();
+  let logged = { done: 0, at: started };
+  return {
+    update(done: number, total: number) {
+      const seconds = (performance.now() - started) / 1000;
+      const text = `${live ? `${textBar(done / total, 24)} ` : ''}${done}/${total} episodes  ${formatRate(done, seconds).replace('/s', ' ep/s')}  elapsed ${formatDuration(seconds)}  ETA ${formatDuration(eta(done, total, seconds))}`;
+      if (live) return line.update(text);
+      if (done === total || done - logged.done >= Math.max(1, total / 10) || performance.now() - logged.at >= 30_000) {
+        logged = { done, at: performance.now() };
+        display.log(text);
+      }
+    },
+    stop: () => display.stop(),
+  };
+}
 
-export async function evalCommand(argv: string[]): Promise<number> {
-  const args = parseEvalArgs(argv);
+export async function evalCommand(args: EvalArgs): Promise<number> {
   const { tasks: all, problems } = await loadTasks(args.tasks, { onError: 'skip', ...args.taskSource });
   for (const p of problems) console.error(`skipped ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`);
   const only = args.only;
@@ -36,6 +57,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
   console.log(`evaluating ${name} on ${tasks.length} task(s) x ${args.runs} run(s) in the ${backend.name} sandbox`);
+  const progress = episodeProgress(process.stderr.isTTY === true);
   try {
     const { report, byRun } = await evaluatePolicy(policy, evalTasks, {
       runs: args.runs,
@@ -46,9 +68,9 @@ export async function evalCommand(argv: string[]): Promise<number> {
       modelName: name,
       seed: args.seed,
       signal: stop.signal,
-      onEpisode: (done, total) => process.stderr.write(`\r${done}/${total} episodes`),
+      onEpisode: (done, total) => progress.update(done, total),
     });
-    process.stderr.write('\n');
+    progress.stop();
     const files = await writeEvalOutputs(args.out, report, byRun);
     console.log(reportMarkdown(report).split('\n').slice(4, 8 + Object.keys(report.passAtK).length).join('\n'));
     console.log(`wrote ${files.join(', ')}`);

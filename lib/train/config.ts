@@ -10,6 +10,7 @@ import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loo
 import { SANDBOX_BACKENDS, parseSandboxOptions, type ResolvedDockerOptions, type ResolvedLocalOptions, type SandboxBackendName } from '../env/sandbox/options.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
+import { didYouMean } from '../util/nearest.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../model/native-policy-options.js';
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
@@ -241,18 +242,22 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env'> & { env: object }>({
   },
 });
 
+const ROLLOUT_ENGINE_FIELDS = {
+  tasksPerStep: COUNT(1, 100_000, 4),
+  samplesPerTask: COUNT(1, 1024, 8),
+  concurrency: COUNT(1, 4096, 8),
+  generationConcurrency: COUNT(0, 4096, 0),
+  retries: COUNT(0, 100, 2),
+  allowNonPureSampling: { type: 'boolean', default: false },
+};
+// The agent loop's fields follow in the same section (checked by its own parser).
 const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> & Record<string, unknown>>({
   type: 'object',
   additionalProperties: true,
-  properties: {
-    tasksPerStep: COUNT(1, 100_000, 4),
-    samplesPerTask: COUNT(1, 1024, 8),
-    concurrency: COUNT(1, 4096, 8),
-    generationConcurrency: COUNT(0, 4096, 0),
-    retries: COUNT(0, 100, 2),
-    allowNonPureSampling: { type: 'boolean', default: false },
-  },
+  properties: ROLLOUT_ENGINE_FIELDS,
 });
+/** Every field of config.rollout: the engine's and the agent loop's (its parser fills every default). */
+const ROLLOUT_FIELDS = [...Object.keys(ROLLOUT_ENGINE_FIELDS), ...Object.keys(parseAgentLoopOptions({}, 'rollout')).filter((k) => k !== 'budgetWarning')];
 
 const parseEval = optionsParser<EvalConfig>({
   type: 'object',
@@ -340,18 +345,21 @@ function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig
 }
 
 /**
- * Validates and defaults a whole training config. Relative paths are resolved against
- * `baseDir` (the config file's folder for the CLI, the working directory otherwise).
+ * Validates and defaults a whole training config. Relative input paths (tasks.path,
+ * tasks.repos, model.path) are taken from `baseDir`: the config file's folder when it came from
+ * a file (loadTrainConfig), the working directory otherwise. Outputs (run.dir, sampler.syncDir)
+ * are taken from the working directory, as Hydra does, so a config kept beside the code or
+ * shipped in a package writes its runs where the command runs.
  */
 export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): TrainConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
   const raw = value as Record<string, unknown>;
   const known = ['run', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler'];
   for (const key of Object.keys(raw))
-    if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section; known: ${known.join(', ')}`);
+    if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section${didYouMean(key, known)}; known: ${known.join(', ')}`);
 
   const run = parseRun(section(raw, 'run'), 'config.run');
-  run.dir = path.resolve(baseDir, run.dir);
+  run.dir = path.resolve(run.dir);
 
   const model = parseModel(section(raw, 'model'), 'config.model');
   if ((model.preset === undefined) === (model.path === undefined))
@@ -378,6 +386,8 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   const rolloutRaw = (section(raw, 'rollout') ?? {}) as Record<string, unknown>;
   if ('budgetWarning' in rolloutRaw)
     throw invalidArg('config.rollout.budgetWarning', 'is set by the task kind (FrozenLake: answer now; SWE: call finish now)', 'remove it');
+  for (const key of Object.keys(rolloutRaw))
+    if (!ROLLOUT_FIELDS.includes(key)) throw invalidArg(`config.rollout.${key}`, `is not a known option${didYouMean(key, ROLLOUT_FIELDS)}; known: ${ROLLOUT_FIELDS.join(', ')}`);
   const { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentRaw } = parseRollout(rolloutRaw, 'config.rollout');
   const agent = parseAgentLoopOptions(
     { budgetWarning: undefined, ...agentRaw },
@@ -409,7 +419,7 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
     if ((sampler.servers.length > 0) === (sampler.launch > 0))
       throw invalidArg('config.sampler', 'with kind "remote" needs exactly one of servers (URLs of running vLLM/SGLang/swerl serve servers) and launch (swerl serve servers to start)', 'e.g. {"kind": "remote", "servers": ["http://127.0.0.1:8000"]}');
     if (sampler.launch > 0 && sampler.protocol !== 'openai') throw invalidArg('config.sampler.protocol', 'must be "openai" with launch (swerl serve speaks both; the launched ones are asked in "openai")');
-    sampler.syncDir = path.resolve(baseDir, sampler.syncDir ?? path.join(run.dir, 'sampler-weights'));
+    sampler.syncDir = path.resolve(sampler.syncDir ?? path.join(run.dir, 'sampler-weights'));
   } else if (sampler.servers.length > 0 || sampler.launch > 0) {
     throw invalidArg('config.sampler.kind', 'is "native" but servers or launch is set', 'set kind to "remote" to sample on servers');
   }

@@ -1,8 +1,9 @@
 /**
  * What a step reports: rewards, groups, filters, terminations, the loss's statistics, lengths,
- * turns and time (metrics.jsonl, one row a step), and the warning when the policy stopped
- * learning.
+ * turns and time (metrics.jsonl, one row a step), and the warnings of a step that cannot teach
+ * the policy anything.
  */
+import { sampledTokens } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { TrainStepResult } from '../model/native-policy.js';
 import { solveCounts, type ShapedBatch } from './batch.js';
@@ -28,6 +29,7 @@ export function stepMetrics(
     const total = results.reduce((s, r) => s + r.lossTokens, 0);
     return total > 0 ? results.reduce((s, r) => s + f(r) * r.lossTokens, 0) / total : NaN;
   };
+  const sampled = trajectories.reduce((s, t) => s + sampledTokens(t), 0);
   const generateMs = trajectories.reduce((s, t) => s + t.timings.generateMs, 0);
   const envMs = trajectories.reduce((s, t) => s + t.timings.envMs + t.timings.rewardMs, 0);
   return {
@@ -52,7 +54,7 @@ export function stepMetrics(
       optimizerSteps: results.length,
       lr: results.at(-1)?.lr ?? NaN,
     },
-    length: { responseMean: mean(responses), responseMax: Math.max(0, ...responses), promptMean: mean(trajectories.map((t) => t.promptTokens)) },
+    length: { responseMean: mean(responses), responseMax: Math.max(0, ...responses), promptMean: mean(trajectories.map((t) => t.promptTokens)), sampledTokens: sampled },
     turns: { mean: mean(trajectories.map((t) => t.turns.length)), max: Math.max(0, ...trajectories.map((t) => t.turns.length)) },
     retries: trajectories.reduce((s, t) => s + t.attempts - 1, 0),
     time: {
@@ -61,6 +63,8 @@ export function stepMetrics(
       generateSecondsSum: generateMs / 1000,
       envSecondsSum: envMs / 1000,
       tokensPerSecondTrain: results.length ? results.reduce((s, r) => s + r.tokens, 0) / time.trainSeconds : NaN,
+      episodesPerSecond: trajectories.length / time.rolloutSeconds,
+      sampledTokensPerSecond: sampled / time.rolloutSeconds,
     },
   };
 }
@@ -82,4 +86,39 @@ export class LearningStallDetector {
     return `not learning: for ${STALL_STEPS} steps the entropy has been ln V (${Math.log(vocabSize).toFixed(2)}, a uniform policy) and the gradient norm 0; ` +
       'the weights are likely saturated: lower optimizer.lr or model.initStd and start again';
   }
+}
+
+/**
+ * What made a step teach the policy little or nothing, each said loudly: episodes whose prompt
+ * was over the budget (they end before anything is sampled), more than half the trajectories
+ * filtered, no token reaching the loss, no optimizer step.
+ */
+export function stepWarnings(trajectories: readonly Trajectory[], metrics: Record<string, unknown>, promptBudget: number): string[] {
+  const warnings: string[] = [];
+  const n = trajectories.length;
+  const overBudget = trajectories.filter((t) => t.termination === 'max_context' && t.turns.length === 0);
+  if (overBudget.length > 0) {
+    const longest = Math.max(...overBudget.map((t) => t.promptTokens));
+    warnings.push(
+      `${overBudget.length} of ${n} episodes ended before sampling: their opening prompts (up to ${longest} tokens) exceed rollout.promptBudget (${promptBudget}); ` +
+        `raise it to at least ${longest}, or shorten the task prompts`,
+    );
+  }
+  const filtered = metrics.filtered as number;
+  if (n > 0 && filtered > n / 2) {
+    const reasons = Object.entries(metrics.terminations as Record<string, number>).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    warnings.push(
+      `${filtered} of ${n} trajectories were filtered out of the loss (terminations: ${reasons}); ` +
+        'raise rollout.responseBudget, rollout.maxTurns or rollout.trajectoryTimeoutMs, or set algorithm.truncation',
+    );
+  }
+  const loss = metrics.loss as { lossTokens: number; optimizerSteps: number };
+  if (loss.optimizerSteps === 0 || loss.lossTokens === 0) {
+    warnings.push(
+      `${loss.optimizerSteps === 0 ? 'no optimizer step was taken' : 'no token reached the loss'}: every trajectory was filtered or had advantage 0 ` +
+        '(each group all solved or all failed), so the policy did not change; use tasks it solves sometimes (swerl tasks filter --max-solve-rate), ' +
+        'more rollout.samplesPerTask, or dynamic sampling (algorithm.preset dapo)',
+    );
+  }
+  return warnings;
 }

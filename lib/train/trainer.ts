@@ -17,7 +17,7 @@ import { consoleReporter, type TrainEvent } from './progress.js';
 import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
-import { LearningStallDetector, stepMetrics } from './step-metrics.js';
+import { LearningStallDetector, stepMetrics, stepWarnings } from './step-metrics.js';
 import { openTaskSource } from './task-source.js';
 
 export interface TrainHooks {
@@ -25,6 +25,8 @@ export interface TrainHooks {
   onEvent?: (event: TrainEvent) => void;
   /** Stops the run cleanly: rollouts end, envs close, finished steps stay written. */
   signal?: AbortSignal;
+  /** Where the config's relative input paths are taken from (loadTrainConfig's baseDir; default the working directory). */
+  baseDir?: string;
 }
 
 export interface TrainSummary {
@@ -42,7 +44,7 @@ export interface TrainSummary {
 
 /** Trains a policy; resolves with a summary when the steps are done or the run is stopped. */
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
-  const config = resolveTrainConfig(rawConfig);
+  const config = resolveTrainConfig(rawConfig, hooks.baseDir);
   const started = performance.now();
   const { run, algorithm } = config;
   const dir = new RunDirectory(run.dir);
@@ -141,10 +143,9 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       (metrics.time as Record<string, number>).stepSeconds = (performance.now() - stepStarted) / 1000;
       (metrics.time as Record<string, number>).elapsedSeconds = (performance.now() - clockStart) / 1000;
       const stall = learningStall.observe(metrics, policy.config.native.vocabSize);
-      if (stall) {
-        metrics.warning = stall;
-        emit({ type: 'warning', step, message: stall });
-      }
+      const warnings = [...stepWarnings(trajectories, metrics, config.rollout.promptBudget), ...(stall ? [stall] : [])];
+      if (warnings.length) metrics.warnings = warnings;
+      for (const message of warnings) emit({ type: 'warning', step, message });
       metricsRows.push(metrics);
       lastMetrics = metrics;
 

@@ -25,8 +25,10 @@ const RANKS: Record<string, number> = {
   serve: 6,
   eval: 6,
   train: 7,
-  'cli.ts': 8,
-  'index.ts': 8,
+  view: 8,
+  cli: 9,
+  'cli.ts': 9,
+  'index.ts': 9,
 };
 
 function sources(dir: string): string[] {

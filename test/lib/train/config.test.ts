@@ -37,7 +37,7 @@ function refuses(t: Test, value: unknown, field: string, fix?: RegExp, label = f
 
 t.test('defaults are filled in', async (t) => {
   const c = resolve();
-  t.equal(c.run.dir, path.join(BASE, 'runs/a'));
+  t.equal(c.run.dir, path.resolve('runs/a'), 'run.dir from the working directory');
   t.equal(c.run.steps, 20);
   t.equal(c.run.seed, 0);
   t.equal(c.run.resume, false);
@@ -96,12 +96,12 @@ t.test('algorithm presets and overrides', async (t) => {
   t.equal(PRESETS.nebius.turnPenalty.threshold, 10);
 });
 
-t.test('relative paths are resolved against baseDir', async (t) => {
+t.test('relative input paths are resolved against baseDir, outputs against the working directory', async (t) => {
   const c = resolveTrainConfig(
     config({ model: { path: '../models/qwen3' }, tasks: { kind: 'swe', path: 'tasks/swe-mini' }, rollout: { tasksPerStep: 2 } }),
     BASE,
   );
-  t.equal(c.run.dir, '/srv/experiments/runs/a');
+  t.equal(c.run.dir, path.resolve('runs/a'), 'run.dir: where the command runs, not where the config lies');
   t.equal(c.model.path, '/srv/models/qwen3');
   t.equal(c.tasks.kind, 'swe');
   if (c.tasks.kind === 'swe') {
@@ -122,7 +122,7 @@ t.test('relative paths are resolved against baseDir', async (t) => {
   if (typed.tasks.kind === 'swe') t.same(typed.tasks.sandboxOptions, { cpus: 2, label: 'swerl', limits: DEFAULT_LIMITS, readOnlyBinds: [], hostBinds: true, baseImage: 'localhost/swerl-base:1' }, 'the backend\'s options, defaulted');
   const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
   t.equal(absolute.run.dir, '/tmp/run');
-  t.equal(resolveTrainConfig(config(), '/other').run.dir, '/other/runs/a');
+  t.equal(resolveTrainConfig(config(), '/other').run.dir, path.resolve('runs/a'), 'baseDir does not move the outputs');
 });
 
 t.test('sampling: temperature 0, topK and topP are refused unless allowed', async (t) => {

@@ -152,8 +152,25 @@ t.test('a step without any nonzero advantage leaves the weights as they were', a
   const [row] = metricsRows(dir);
   t.equal(row!.reward.mean, 0);
   t.equal(row!.loss.optimizerSteps, 0, 'nothing to learn from: no optimizer step');
+  t.match(row!.warnings, [/^no optimizer step was taken: every trajectory was filtered or had advantage 0/], 'and the metrics say so');
   t.ok((await trajectories(dir, 1)).every((x) => x.advantage === 0));
   t.ok(weightBytes(dir, 0).equals(weightBytes(dir, 1)), 'the weights did not move');
+});
+
+t.test('a step that cannot teach anything says why: prompts over the budget, most trajectories filtered, no loss token', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const c = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  const events: TrainEvent[] = [];
+  await train({ ...c, rollout: { ...c.rollout, promptBudget: 8 } }, { onEvent: (e) => events.push(e) });
+  const [row] = metricsRows(dir);
+  const n = row!.trajectories as number;
+  t.equal(row!.terminations.max_context, n, 'every episode ended before its first turn');
+  t.match(row!.warnings, [
+    new RegExp(`^${n} of ${n} episodes ended before sampling: their opening prompts \\(up to \\d+ tokens\\) exceed rollout\\.promptBudget \\(8\\); raise it to at least \\d+`),
+    new RegExp(`^${n} of ${n} trajectories were filtered out of the loss \\(terminations: max_context ${n}\\)`),
+    /^no optimizer step was taken/,
+  ]);
+  t.same(events.filter((e) => e.type === 'warning').map((e) => (e as { message: string }).message), row!.warnings, 'each warning is an event (the console prints it)');
 });
 
 t.test("DAPO's dynamic sampling: uninformative groups are set aside and more are drawn, up to resampleRounds", async (t) => {

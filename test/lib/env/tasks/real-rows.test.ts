@@ -82,9 +82,9 @@ t.test('rows a user gets wrong: errors name the row, the field and the fix', asy
   t.match(unknown.stderr, /unknown\.jsonl:1: row\.repo is "someone\/else", a repository with no built-in SWE-bench test command.*--test-command/);
 });
 
-t.test('training on the rows: examples/swe-bench-rows.json as the README runs it', async (t) => {
+t.test('training on the rows: examples/swe-bench-rows.yaml as the README runs it', async (t) => {
   const dir = path.join(t.testdir({}), 'run');
-  const run = await runSwerl(['train', 'examples/swe-bench-rows.json', '--dir', dir], { SWERL_CHECKOUT_CACHE: path.join(t.testdir({}), 'checkouts') });
+  const run = await runSwerl(['train', 'examples/swe-bench-rows.yaml', '--dir', dir], { SWERL_CHECKOUT_CACHE: path.join(t.testdir({}), 'checkouts') });
   t.equal(run.code, 0, 'swerl train exits 0', { stderr: run.stderr.slice(-2000) });
   t.match(run.stdout, /done: 1 step\(s\)/);
   const metrics = (await fs.readFile(path.join(dir, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { step?: number; trajectories?: number; rewardHackAttempts?: number });

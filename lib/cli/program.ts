@@ -1,0 +1,92 @@
+/**
+ * The swerl command line on commander: every verb and sub-verb answers -h/--help, the program
+ * answers --version, and a mistyped verb or flag gets the verb's usage and a "did you mean".
+ * Exit codes: 0 done, 1 failed, 2 a usage error (a bad flag, argument or config), 130 stopped.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+
+import { SwerlError } from '../errors.js';
+import { packageInfo } from '../util/package-info.js';
+import { addEvalCommand } from './eval.js';
+import { addSandboxCommand } from './sandbox.js';
+import { addServeCommand } from './serve.js';
+import { addTasksCommand } from './tasks.js';
+import { addTrainCommand } from './train.js';
+
+export const USAGE_ERROR = 2;
+
+/** A flag's value as a whole number >= min (commander calls it with the text given). */
+export function integerArg(flag: string, min = 1): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give ${min === 1 ? 'a positive integer' : `an integer >= ${min}`}`);
+    return n;
+  };
+}
+
+/** A flag's value as a number > 0. */
+export function positiveNumberArg(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give a number > 0`);
+    return n;
+  };
+}
+
+/** Wraps a verb's action for commander: the exit code it resolves with becomes the program's. */
+export type Register = <A extends unknown[]>(action: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
+
+/** The program, its verbs added; `exitCode` receives what the action that ran returned. */
+export function buildProgram(exitCode: (code: number) => void): Command {
+  const program = new Command('swerl')
+    .description('reinforcement learning for software-engineering agents: GRPO++ over multi-turn trajectories in repository sandboxes')
+    .version(packageInfo().version, '-V, --version', 'print the version')
+    .helpCommand('help [command]', 'help for a command')
+    // Set before the verbs are added, so each of them inherits it.
+    .exitOverride()
+    .showHelpAfterError()
+    .showSuggestionAfterError()
+    .configureOutput({ outputError: (text, write) => write(`swerl: ${text.replace(/^error: /, '')}`) });
+  const register: Register = (action) => async (...args) => exitCode(await action(...args));
+  addTrainCommand(program, register);
+  addEvalCommand(program, register);
+  addServeCommand(program, register);
+  addTasksCommand(program, register);
+  addSandboxCommand(program, register);
+  program.addHelpText('after', `
+Every command answers --help. Start with:
+  swerl train examples/frozenlake.json            the demo's run (a tiny model learns FrozenLake)
+  swerl train examples/swe-mini.json run.steps=1  one step of the SWE pipeline in local sandboxes
+  swerl view runs/*                               curves and trajectories in the browser`);
+  return program;
+}
+
+/** Runs the command line; resolves with the exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram((c) => (code = c));
+  // The verb that is running, for "see swerl X --help" after an error of its arguments.
+  let verb = 'swerl';
+  program.hook('preAction', (_, action) => {
+    const names: string[] = [];
+    for (let c: Command | null = action; c; c = c.parent) names.unshift(c.name());
+    verb = names.join(' ');
+  });
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : USAGE_ERROR;
+    if (error instanceof SwerlError) {
+      const usage = error.code === 'ERR_SWERL_INVALID_ARG';
+      console.error(`swerl: ${error.message}${usage && verb !== 'swerl' ? `\n(${verb} --help shows its usage)` : ''}`);
+      return usage ? USAGE_ERROR : 1;
+    }
+    console.error(error);
+    return 1;
+  }
+}

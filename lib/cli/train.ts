@@ -1,0 +1,91 @@
+/** `swerl train <config> [key.path=value …]`: a training run from a YAML or JSON config. */
+import type { Command } from 'commander';
+
+import { loadTrainConfig } from '../train/config-file.js';
+import { resolveTrainConfig } from '../train/config.js';
+import { train } from '../train/trainer.js';
+import { integerArg, type Register } from './program.js';
+
+interface TrainFlags {
+  resume?: boolean;
+  steps?: number;
+  dir?: string;
+  repos?: string;
+  printConfig?: boolean;
+}
+
+/** The flags are shorthands for overrides, so a field still crosses into the config once. */
+function flagOverrides(flags: TrainFlags): string[] {
+  return [
+    ...(flags.resume ? ['run.resume=true'] : []),
+    ...(flags.steps !== undefined ? [`run.steps=${flags.steps}`] : []),
+    ...(flags.dir !== undefined ? [`run.dir=${JSON.stringify(flags.dir)}`] : []),
+    ...(flags.repos !== undefined ? [`tasks.repos=${JSON.stringify(flags.repos)}`] : []),
+  ];
+}
+
+async function trainAction(file: string, overrides: string[], flags: TrainFlags): Promise<number> {
+  const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...flagOverrides(flags)]);
+  // Refused here, with the field named, before a sandbox or a model is touched.
+  const resolved = resolveTrainConfig(config, baseDir);
+  if (flags.printConfig) {
+    console.log(JSON.stringify(resolved, null, 2));
+    return 0;
+  }
+
+  // Ctrl-C: finish nothing new, close every env, keep what is written. A second one forces (the
+  // exit hook of sandbox/cleanup.ts still kills and removes every live sandbox then). The
+  // trainer closes its envs itself, so cleanup.ts's signal handlers stay off: they would
+  // destroy sandboxes under episodes still resetting (an ERR_SWERL_SANDBOX instead of a
+  // clean stop) and re-raise the signal, which would be taken for the second Ctrl-C and exit
+  // before summary.json is written.
+  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
+  // Until the native addon pins it: OpenBLAS's pthread pool is shut down by its fork handler,
+  // so a multi-threaded BLAS call (a generation step on the libuv pool) running while a
+  // sandbox command is spawned waits forever for workers that are gone. Read when the addon
+  // loads (lazily, in train()), so setting it here is in time.
+  process.env.OPENBLAS_NUM_THREADS ??= '1';
+  // Nor may a closed terminal or pipe (SIGHUP, `| head`) turn a stop into a crash: an EPIPE/EIO
+  // on the progress output would be an uncaught exception, with episodes still open.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const stop = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
+    console.error('\nswerl: stopping: closing the running episodes (Ctrl-C again to force)');
+    stop.abort();
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  let summary: Awaited<ReturnType<typeof train>>;
+  try {
+    summary = await train(config, { signal: stop.signal, baseDir });
+  } finally {
+    for (const signal of signals) process.removeListener(signal, onSignal);
+  }
+  const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
+  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
+  if (evals) console.log(`greedy success by step: ${evals}`);
+  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
+  return summary.stopped ? 130 : 0;
+}
+
+export function addTrainCommand(program: Command, register: Register): void {
+  program
+    .command('train')
+    .summary('train a policy (GRPO++, DAPO, Dr. GRPO, RLOO presets) from a config')
+    .description('Train a policy from a YAML or JSON config. Relative input paths in the config (tasks.path, tasks.repos, model.path) are taken from the config file\'s folder; run.dir from the working directory.')
+    .argument('<config>', 'a YAML or JSON config file (see examples/)')
+    .argument('[overrides...]', 'key.path=value pairs replacing config fields, Hydra style (~key.path removes one)')
+    .option('--resume', 'continue the run in run.dir from its last checkpoint (run.resume=true)')
+    .option('--steps <n>', 'training steps (run.steps=N)', integerArg('--steps'))
+    .option('--dir <dir>', 'the run directory (run.dir=DIR)')
+    .option('--repos <dir>', 'clones for dataset rows (tasks.repos=DIR)')
+    .option('--print-config', 'print the config with every default filled in, and exit')
+    .addHelpText('after', `
+Examples:
+  swerl train examples/frozenlake.json
+  swerl train examples/swe-mini.json run.steps=1 rollout.samplesPerTask=4 --dir runs/try
+  swerl train my.yaml algorithm.preset=dapo optimizer.lr=5e-7 ~eval.every --print-config
+Ctrl-C stops cleanly (episodes closed, finished steps kept); --resume continues.`)
+    .action(register(trainAction));
+}
