@@ -3,11 +3,11 @@
  * function it exports. Everything here takes arguments already validated and fully defaulted
  * by the TypeScript wrappers (lib/math/*); call those, not this.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
+import { packageInfo } from './util/package-info.js';
 import { SwerlError } from './errors.js';
 
 export interface NativeBuildInfo {
@@ -187,6 +187,10 @@ export interface NativeAddon {
   buildInfo(): NativeBuildInfo;
   /** 0 = the machine's core count. Returns the count in effect. */
   setNumThreads(threads: number): number;
+  /** OpenBLAS's thread count (>= 1); returns the count in effect, -1 where libblas.so.3 is not OpenBLAS. */
+  setBlasThreads(threads: number): number;
+  /** OpenBLAS's thread count, -1 where libblas.so.3 is not OpenBLAS. */
+  blasThreads(): number;
 
   computeAdvantages(args: {
     rewards: Float32Array;
@@ -272,14 +276,7 @@ const require = createRequire(import.meta.url);
 
 /** The folder holding swerl's package.json (lib/ in a checkout, dist/lib/ when built). */
 export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'swerl') return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new SwerlError('ERR_SWERL_NATIVE_LOAD', 'cannot find the swerl package root');
-    dir = parent;
-  }
+  return packageInfo().root;
 }
 
 interface BuildRecord {
@@ -354,4 +351,14 @@ let cached: NativeAddon | undefined;
 export function native(): NativeAddon {
   cached ??= load();
   return cached;
+}
+
+/**
+ * One OpenBLAS thread, for a process whose policy computes while sandbox commands are spawned
+ * (training or evaluating on SWE tasks): OpenBLAS's fork handler shuts its thread pool down
+ * under a multi-threaded GEMM running on another thread, which then waits forever. libtorch's
+ * own threads still split the work above BLAS. Nothing to do where libblas.so.3 is not OpenBLAS.
+ */
+export function pinBlasToOneThread(): void {
+  native().setBlasThreads(1);
 }

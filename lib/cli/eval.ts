@@ -8,8 +8,6 @@ import { sandboxOption } from './sandbox.js';
 async function evalAction(flags: EvalFlags): Promise<number> {
   // Every flag is checked before a task is read or a model loaded.
   const args = parseEvalArgs(flags);
-  // As for train: no multi-threaded OpenBLAS pool for the sandbox commands' forks to break.
-  process.env.OPENBLAS_NUM_THREADS ??= '1';
   const { evalCommand } = await import('../eval/command.js');
   return evalCommand(args);
 }

@@ -40,11 +40,6 @@ async function trainAction(file: string, overrides: string[], flags: TrainFlags)
   // clean stop) and re-raise the signal, which would be taken for the second Ctrl-C and exit
   // before summary.json is written.
   process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
-  // Until the native addon pins it: OpenBLAS's pthread pool is shut down by its fork handler,
-  // so a multi-threaded BLAS call (a generation step on the libuv pool) running while a
-  // sandbox command is spawned waits forever for workers that are gone. Read when the addon
-  // loads (lazily, in train()), so setting it here is in time.
-  process.env.OPENBLAS_NUM_THREADS ??= '1';
   // Nor may a closed terminal or pipe (SIGHUP, `| head`) turn a stop into a crash: an EPIPE/EIO
   // on the progress output would be an uncaught exception, with episodes still open.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);

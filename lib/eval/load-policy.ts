@@ -18,9 +18,8 @@ export async function loadPolicy(source: PolicySource): Promise<LoadedPolicy> {
     case 'scripted':
       return { policy: source.policy === 'oracle' ? new OraclePolicy() : new NoopPolicy(), name: `swerl-${source.policy}`, dispose };
     case 'model': {
-      // As in `swerl train`: OpenBLAS's fork handler can hang a multi-threaded GEMM while
-      // sandbox commands spawn; read when the addon loads, just below.
-      process.env.OPENBLAS_NUM_THREADS ??= '1';
+      const { pinBlasToOneThread } = await import('../native.js');
+      pinBlasToOneThread();
       const { NativePolicy } = await import('../model/native-policy.js');
       const native = await NativePolicy.load(source.dir);
       return { policy: native, name: path.basename(path.resolve(source.dir)), dispose: () => native.dispose() };

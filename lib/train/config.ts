@@ -15,6 +15,7 @@ import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePoli
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
+import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 
 export interface RunConfig {
   /** The run directory: config, metrics, trajectories, checkpoints, plots. */
@@ -150,6 +151,8 @@ export interface SamplerConfig {
 
 export interface TrainConfig {
   run: RunConfig;
+  /** TensorBoard (default on), W&B (when named), the verl/TRL metric names (lib/train/tracking). */
+  tracking: TrackingOptions;
   model: ModelConfig;
   optimizer: OptimizerConfig;
   tasks: TasksConfig;
@@ -354,12 +357,13 @@ function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig
 export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): TrainConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
   const raw = value as Record<string, unknown>;
-  const known = ['run', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler'];
+  const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler'];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section${didYouMean(key, known)}; known: ${known.join(', ')}`);
 
   const run = parseRun(section(raw, 'run'), 'config.run');
   run.dir = path.resolve(run.dir);
+  const tracking = parseTrackingOptions(section(raw, 'tracking'), 'config.tracking');
 
   const model = parseModel(section(raw, 'model'), 'config.model');
   if ((model.preset === undefined) === (model.path === undefined))
@@ -423,5 +427,5 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   } else if (sampler.servers.length > 0 || sampler.launch > 0) {
     throw invalidArg('config.sampler.kind', 'is "native" but servers or launch is set', 'set kind to "remote" to sample on servers');
   }
-  return { run, model, optimizer, tasks, algorithm, rollout, eval: evaluation, sampler };
+  return { run, tracking, model, optimizer, tasks, algorithm, rollout, eval: evaluation, sampler };
 }

@@ -8,6 +8,7 @@
  */
 import { SwerlError } from '../errors.js';
 import { resolveLossOptions } from '../math/policy-loss.js';
+import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
 import { collect, evaluate } from './collect.js';
@@ -19,6 +20,7 @@ import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { LearningStallDetector, stepMetrics, stepWarnings } from './step-metrics.js';
 import { openTaskSource } from './task-source.js';
+import { openTracker } from './tracking/index.js';
 
 export interface TrainHooks {
   /** Progress events (the console reporter gets them too unless run.progress is 'none'). */
@@ -58,6 +60,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   await dir.create(config, run.resume);
   const label = `swerl-train-${process.pid}`;
   const source = await openTaskSource(config.tasks, label);
+  if (config.tasks.kind === 'swe') pinBlasToOneThread();
   const optimizerSteps = run.steps * algorithm.miniBatches * algorithm.epochs;
 
   // The policy: the last checkpoint when resuming, else fresh (then warm-up, saved as step 0).
@@ -85,6 +88,11 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     entropyCoef: algorithm.entropyCoef,
     ...(algorithm.kl ? { kl: algorithm.kl } : {}),
   }, 'config.algorithm', config.model.device);
+  const tracker = await openTracker(run.dir, config.tracking, { config, rows: metricsRows }).catch((error: unknown) => {
+    policy.dispose();
+    reference?.dispose();
+    throw error;
+  });
   const evals: { step: number; success: number }[] = metricsRows.flatMap((r) => {
     const e = (r.eval as { success?: number } | undefined)?.success;
     return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
@@ -103,6 +111,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       emit({ type: 'eval', step: 0, success });
       metricsRows.push({ step: 0, eval: { success } });
       await dir.writeMetrics(metricsRows);
+      await tracker.log(0, metricsRows.at(-1)!);
     }
     while (state.step < run.steps) {
       if (stopped()) {
@@ -151,6 +160,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 
       if (run.saveTrajectories) await dir.writeTrajectories(step, trajectories, (_, i) => ({ shapedReward: shaped.rewards[i], advantage: shaped.advantages[i], filtered: shaped.filtered[i] === 1, kept: shaped.kept[i] === 1 }));
       await dir.writeMetrics(metricsRows);
+      await tracker.log(step, metrics);
       if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(trainingCharts(metricsRows)));
       state = { step, elapsedSeconds: (performance.now() - clockStart) / 1000 };
       emit({ type: 'step', step, metrics });
@@ -162,6 +172,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
     stoppedEarly = true;
   } finally {
+    await tracker.close();
     await sampler?.close();
     policy.dispose();
     reference?.dispose();

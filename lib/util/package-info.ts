@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { SwerlError } from '../errors.js';
+
 export interface PackageInfo {
   name: string;
   version: string;
@@ -22,7 +24,7 @@ export function packageInfo(): PackageInfo {
       if (json.name === 'swerl') return (cached = { name: json.name, version: json.version ?? '0.0.0', root: dir });
     }
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`swerl's package.json was not found above ${fileURLToPath(import.meta.url)}`);
+    if (parent === dir) throw new SwerlError('ERR_SWERL_NATIVE_LOAD', `swerl's package.json was not found above ${fileURLToPath(import.meta.url)}; reinstall the package`);
     dir = parent;
   }
 }

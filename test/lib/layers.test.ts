@@ -27,7 +27,7 @@ const RANKS: Record<string, number> = {
   train: 7,
   view: 8,
   cli: 9,
-  'cli.ts': 9,
+  'cli.ts': 10,
   'index.ts': 9,
 };
 

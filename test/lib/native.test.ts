@@ -2,7 +2,7 @@
 // are real: small shared objects built here that miss a library or a symbol, loaded in a
 // child process through SWERL_NATIVE_PATH.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 import { buildInfo } from '../../lib/index.js';
-import { explainLoadFailure } from '../../lib/native.js';
+import { explainLoadFailure, native, pinBlasToOneThread } from '../../lib/native.js';
 
 const nativeModule = fileURLToPath(new URL('../../lib/native.ts', import.meta.url));
 
@@ -20,6 +20,26 @@ t.test('buildInfo says what libtorch the addon was built against', async (t) => 
   t.match(info.torchSource, /LIBTORCH|Torch_DIR|PyTorch|Debian|system/);
   t.ok(info.threads >= 1, 'intra-op threads set');
   t.type(info.cuda, 'boolean');
+});
+
+t.test("OpenBLAS's thread count: read, set, and pinned to one for runs that spawn sandbox commands", async (t) => {
+  const addon = native();
+  // Which BLAS libtorch calls is the machine's choice (libblas.so.3); the maps say whether it is OpenBLAS.
+  const openblas = /libopenblas/.test(readFileSync('/proc/self/maps', 'utf8'));
+  const before = addon.blasThreads();
+  if (!openblas) {
+    t.equal(before, -1, 'no OpenBLAS loaded: -1');
+    t.equal(addon.setBlasThreads(1), -1, 'and nothing to set');
+    return;
+  }
+  t.ok(before >= 1, `OpenBLAS runs ${before} thread(s)`);
+  t.equal(addon.setBlasThreads(2), 2, 'set to 2');
+  t.equal(addon.blasThreads(), 2, 'read back');
+  pinBlasToOneThread();
+  t.equal(addon.blasThreads(), 1, 'pinned to one');
+  t.throws(() => addon.setBlasThreads(0), { code: 'ERR_SWERL_INVALID_ARG', message: /blas threads must be a number >= 1/ });
+  addon.setBlasThreads(before);
+  t.equal(addon.blasThreads(), before, 'restored');
 });
 
 /** Loads lib/native.ts in a child process with SWERL_NATIVE_PATH=path; returns its stderr. */

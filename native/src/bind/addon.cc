@@ -49,6 +49,16 @@ Napi::Value SetNumThreads(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value SetBlasThreads(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsNumber() || info[0].As<Napi::Number>().Int32Value() < 1)
+      throw make_error(info.Env(), "ERR_SWERL_INVALID_ARG", "blas threads must be a number >= 1");
+    return Napi::Number::New(info.Env(), set_blas_threads(info[0].As<Napi::Number>().Int32Value()));
+  });
+}
+
+Napi::Value BlasThreads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), blas_threads()); }
+
 }  // namespace
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -58,6 +68,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass));
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo));
   exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads));
+  exports.Set("setBlasThreads", Napi::Function::New(env, SetBlasThreads));
+  exports.Set("blasThreads", Napi::Function::New(env, BlasThreads));
   register_math(env, exports);
   register_loss(env, exports);
   register_bench(env, exports);

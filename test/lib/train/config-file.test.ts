@@ -86,7 +86,7 @@ t.test('bad overrides and files: errors that name them', async (t) => {
 
 t.test('an unknown section or field names the nearest one and every known one', async (t) => {
   const config = (extra: object) => ({ run: { dir: 'r' }, model: { preset: 'qwen3-tiny' }, tasks: { kind: 'frozenlake' }, rollout: { tasksPerStep: 2, samplesPerTask: 2 }, ...extra });
-  t.throws(() => resolveTrainConfig(config({ algoritm: {} })), { message: /^config\.algoritm is not a known section \(did you mean algorithm\?\); known: run, model, optimizer, tasks, algorithm, rollout, eval, sampler$/ });
+  t.throws(() => resolveTrainConfig(config({ algoritm: {} })), { message: /^config\.algoritm is not a known section \(did you mean algorithm\?\); known: run, tracking, model, optimizer, tasks, algorithm, rollout, eval, sampler$/ });
   t.throws(() => resolveTrainConfig(config({ optimizer: { learningRate: 1e-5 } })), { message: /^config\.optimizer\.learningRate is not a known option; known: lr, / }, 'no suggestion when nothing is near');
   t.throws(() => resolveTrainConfig(config({ optimizer: { lR: 1e-5 } })), { message: /^config\.optimizer\.lR is not a known option \(did you mean lr\?\)/ });
   t.throws(() => resolveTrainConfig(config({ rollout: { tasksPerStep: 2, samplesPerTask: 2, maxTurn: 3 } })), { message: /^config\.rollout\.maxTurn is not a known option \(did you mean maxTurns\?\); known: tasksPerStep, samplesPerTask, .*maxTurns/ });

@@ -137,7 +137,7 @@ t.test('sampling: temperature 0, topK and topP are refused unless allowed', asyn
 });
 
 t.test('errors name the field', async (t) => {
-  refuses(t, config({ extra: {} }), 'config.extra', /known: run, model, optimizer, tasks, algorithm, rollout, eval/, 'unknown section');
+  refuses(t, config({ extra: {} }), 'config.extra', /known: run, tracking, model, optimizer, tasks, algorithm, rollout, eval/, 'unknown section');
   refuses(t, config({ run: { dir: 'x', stepz: 3 } }), 'config.run.stepz', /known/, 'unknown run field');
   refuses(t, config({ optimizer: { learningRate: 1 } }), 'config.optimizer.learningRate', /known/, 'unknown optimizer field');
   refuses(t, config({ rollout: { sampelsPerTask: 4 } }), 'config.rollout.sampelsPerTask', /known/, 'unknown rollout field');

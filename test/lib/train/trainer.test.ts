@@ -16,6 +16,7 @@ import t from 'tap';
 import { train, type TrainSummary } from '../../../lib/train/trainer.js';
 import type { TrainEvent } from '../../../lib/train/progress.js';
 import { RunDirectory, type SavedTrajectory } from '../../../lib/train/run-dir.js';
+import { readEvents } from './tracking/events-reader.js';
 
 
 function config(dir: string, overrides: { run?: object; tasks?: object; eval?: object } = {}) {
@@ -140,6 +141,18 @@ t.test('a 2-step FrozenLake run: summary, events, metrics, trajectories, checkpo
   t.notOk(w0.equals(w1), 'step 1 changed the weights');
   t.notOk(w1.equals(w2), 'step 2 changed the weights');
   t.ok(readFileSync(path.join(dir, 'curves.svg'), 'utf8').startsWith('<svg'), 'curves.svg');
+  // TensorBoard: one events file holding every row of metrics.jsonl, read back independently.
+  const eventFiles = readdirSync(path.join(dir, 'tensorboard'));
+  t.equal(eventFiles.length, 1, 'tensorboard/ holds one events file');
+  const tensorboard = readEvents(readFileSync(path.join(dir, 'tensorboard', eventFiles[0]!)));
+  t.equal(tensorboard.tornBytes, 0);
+  const scalars = tensorboard.events.filter((e) => e.scalars);
+  t.same(scalars.map((e) => e.step), [0, 1, 2], 'the step-0 eval, then each step');
+  for (const row of metricsRows(dir).filter((r) => r.step > 0)) {
+    const logged = scalars.find((e) => e.step === row.step)!.scalars!;
+    t.ok(Math.abs(logged.get('reward/mean')! - row.reward.mean) <= 1e-6 * Math.max(1, Math.abs(row.reward.mean)), `step ${row.step}: reward/mean`);
+    t.equal(logged.get('critic/score/mean'), logged.get('reward/mean'), "verl's name for it beside");
+  }
   t.match(JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')), { run: { dir, steps: 2 }, algorithm: { preset: 'grpo++', truncation: 'mask', normLength: 384 } }, 'config.json is the resolved config');
 });
 
