@@ -23,6 +23,8 @@ export interface Chart {
   /** Fixed y range; widened if data falls outside it (so no point is ever drawn off-panel). */
   yMin?: number;
   yMax?: number;
+  /** What an empty panel says (default "no data yet"). */
+  empty?: string;
 }
 
 export interface SvgOptions {
@@ -44,6 +46,9 @@ export interface AsciiOptions {
 /** Series colours (SVG) and marks (terminal), assigned by series index within a chart. */
 export const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'] as const;
 export const MARKS = ['*', 'o', '+', 'x', '#', '@', '%', '&'] as const;
+/** Dash patterns by series index: equal series drawn over each other stay visible. */
+export const DASHES = ['', '7 4', '2 3', '10 3 2 3', '4 4', '1 2', '12 4', '6 2 2 2'] as const;
+const dash = (i: number): string => (DASHES[i % DASHES.length] ? ` stroke-dasharray="${DASHES[i % DASHES.length]}"` : '');
 
 // ---------------------------------------------------------------------------------------
 // Metrics rows -> charts
@@ -70,16 +75,44 @@ export function seriesOf(rows: readonly Record<string, unknown>[], label: string
   return { label, points };
 }
 
-/** The standard panels for a training run: reward, groups, entropy, response length, turns. */
+function scaled(series: Series, factor: number): Series {
+  return { label: series.label, points: series.points.map((p) => ({ x: p.x, y: p.y * factor })) };
+}
+
+/** Every termination reason the rows count, in order of first appearance. */
+function terminationReasons(rows: readonly Record<string, unknown>[]): string[] {
+  const reasons = new Set<string>();
+  for (const row of rows) {
+    const counts = row.terminations;
+    if (counts && typeof counts === 'object') for (const reason of Object.keys(counts)) reasons.add(reason);
+  }
+  return [...reasons];
+}
+
+/**
+ * The standard panels for a training run: reward, groups, entropy, loss, clipping and KL,
+ * gradient norm, learning rate, lengths, turns, terminations, throughput. A panel whose
+ * metric was logged but never finite (entropy when no token reached the loss) says so.
+ */
 export function trainingCharts(rows: readonly Record<string, unknown>[]): Chart[] {
   const s = (label: string, path: string): Series => seriesOf(rows, label, path);
-  return [
+  const steps = rows.filter((r) => typeof r.step === 'number' && r.step > 0).length;
+  const empty = steps > 0 ? `no finite value in ${steps} step(s)` : undefined;
+  const charts: Chart[] = [
     { title: 'Reward', xLabel: 'step', yLabel: 'reward / success', yMin: 0, yMax: 1, series: [s('train reward', 'reward.mean'), s('eval success (greedy)', 'eval.success')] },
     { title: 'Groups', xLabel: 'step', yLabel: 'groups', series: [s('solve all', 'groups.solveAll'), s('solve none', 'groups.solveNone'), s('solve partial', 'groups.solvePartial')] },
     { title: 'Entropy', xLabel: 'step', yLabel: 'nats/token', series: [s('entropy', 'loss.entropy')] },
+    { title: 'Loss', xLabel: 'step', yLabel: 'loss', series: [s('loss', 'loss.value')] },
+    { title: 'Clipping and KL', xLabel: 'step', yLabel: 'fraction / nats', series: [s('clip low', 'loss.clipFracLow'), s('clip high', 'loss.clipFracHigh'), s('approx KL', 'loss.approxKl')] },
+    { title: 'Gradient norm', xLabel: 'step', yLabel: 'norm (before clipping)', series: [s('grad norm', 'loss.gradNorm')] },
+    { title: 'Learning rate', xLabel: 'step', yLabel: 'lr', series: [s('lr', 'loss.lr')] },
     { title: 'Response length', xLabel: 'step', yLabel: 'tokens', series: [s('mean', 'length.responseMean'), s('max', 'length.responseMax')] },
     { title: 'Turns', xLabel: 'step', yLabel: 'turns', series: [s('mean turns', 'turns.mean')] },
+    { title: 'Terminations', xLabel: 'step', yLabel: 'trajectories', series: terminationReasons(rows).map((reason) => s(reason, `terminations.${reason}`)) },
+    // Tokens/s is two orders above episodes/s: drawn in hundreds so both read on one axis.
+    { title: 'Throughput', xLabel: 'step', yLabel: 'per second', series: [s('episodes/s', 'time.episodesPerSecond'), scaled(s('sampled tokens/s (x100)', 'time.sampledTokensPerSecond'), 1 / 100)] },
   ];
+  return empty ? charts.map((c) => ({ ...c, empty })) : charts;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -236,7 +269,7 @@ function panel(chart: Chart, width: number, height: number): string[] {
     const ly = 32 + row * 15;
     const color = COLORS[i % COLORS.length];
     out.push(
-      `<line x1="${coord(lx)}" y1="${ly - 4}" x2="${coord(lx + 16)}" y2="${ly - 4}" stroke="${color}" stroke-width="2"/>`,
+      `<line x1="${coord(lx)}" y1="${ly - 4}" x2="${coord(lx + 16)}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${dash(i)}/>`,
       `<text x="${coord(lx + 20)}" y="${ly}">${escapeXml(series.label)}</text>`,
     );
   });
@@ -245,7 +278,7 @@ function panel(chart: Chart, width: number, height: number): string[] {
   const all = data.flat();
   out.push(`<rect x="${left}" y="${top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#cccccc"/>`);
   if (all.length === 0) {
-    out.push(`<text x="${coord(left + plotWidth / 2)}" y="${coord(top + plotHeight / 2)}" text-anchor="middle" fill="#888888">no data yet</text>`);
+    out.push(`<text x="${coord(left + plotWidth / 2)}" y="${coord(top + plotHeight / 2)}" text-anchor="middle" fill="#888888">${escapeXml(chart.empty ?? 'no data yet')}</text>`);
     return out;
   }
 
@@ -288,7 +321,7 @@ function panel(chart: Chart, width: number, height: number): string[] {
     const label = escapeXml(chart.series[i].label);
     if (points.length > 1) {
       const path = points.map((p) => `${coord(px(p.x))},${coord(py(p.y))}`).join(' ');
-      out.push(`<polyline data-series="${label}" fill="none" stroke="${color}" stroke-width="1.8" stroke-linejoin="round" points="${path}"/>`);
+      out.push(`<polyline data-series="${label}" fill="none" stroke="${color}" stroke-width="1.8" stroke-linejoin="round"${dash(i)} points="${path}"/>`);
     }
     if (points.length <= 60) {
       for (const p of points) out.push(`<circle cx="${coord(px(p.x))}" cy="${coord(py(p.y))}" r="2.5" fill="${color}"/>`);

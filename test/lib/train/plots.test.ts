@@ -154,14 +154,15 @@ t.test('trainingCharts picks values from nested rows', async (t) => {
       loss: { entropy: 1.5, approxKl: 0.01 },
       length: { responseMean: 120, responseMax: 400, promptMean: 50 },
       turns: { mean: 2.5, max: 4 },
-      time: { stepSeconds: 3 },
+      time: { stepSeconds: 3, episodesPerSecond: 2.5, sampledTokensPerSecond: 1250 },
+      terminations: { submitted: 6, max_context: 2 },
     },
     { step: 2, reward: { mean: Number.NaN }, groups: { solveAll: 2, solveNone: 4, solvePartial: 2 }, loss: { entropy: 1.25 }, length: { responseMean: 130 }, turns: {}, eval: { success: 0.5 } },
     { reward: { mean: 0.9 } }, // no step: skipped
-    { step: 3, reward: { mean: 0.4 }, loss: { entropy: Number.POSITIVE_INFINITY }, length: { responseMean: 140, responseMax: 500 }, turns: { mean: 3 } },
+    { step: 3, reward: { mean: 0.4 }, loss: { entropy: Number.POSITIVE_INFINITY }, length: { responseMean: 140, responseMax: 500 }, turns: { mean: 3 }, terminations: { submitted: 8 } },
   ];
   const charts = trainingCharts(rows);
-  t.same(charts.map((c) => c.title), ['Reward', 'Groups', 'Entropy', 'Response length', 'Turns']);
+  t.same(charts.map((c) => c.title), ['Reward', 'Groups', 'Entropy', 'Loss', 'Clipping and KL', 'Gradient norm', 'Learning rate', 'Response length', 'Turns', 'Terminations', 'Throughput']);
   const byTitle = Object.fromEntries(charts.map((c) => [c.title, c]));
   const ys = (c: Chart): Record<string, [number, number][]> => Object.fromEntries(c.series.map((s) => [s.label, s.points.map((p) => [p.x, p.y] as [number, number])]));
 
@@ -172,12 +173,16 @@ t.test('trainingCharts picks values from nested rows', async (t) => {
   t.same(ys(byTitle.Entropy), { entropy: [[1, 1.5], [2, 1.25]] });
   t.same(ys(byTitle['Response length']), { mean: [[1, 120], [2, 130], [3, 140]], max: [[1, 400], [3, 500]] });
   t.same(ys(byTitle.Turns), { 'mean turns': [[1, 2.5], [3, 3]] });
+  t.same(ys(byTitle['Clipping and KL']), { 'clip low': [], 'clip high': [], 'approx KL': [[1, 0.01]] });
+  t.same(ys(byTitle.Terminations), { submitted: [[1, 6], [3, 8]], max_context: [[1, 2]] }, 'a series per termination reason the rows count');
+  t.same(ys(byTitle.Throughput), { 'episodes/s': [[1, 2.5]], 'sampled tokens/s (x100)': [[1, 12.5]] }, 'tokens/s drawn in hundreds');
+  t.equal(byTitle.Loss!.empty, 'no finite value in 3 step(s)', 'an empty panel of a run with steps says so (not "no data yet")');
   for (const chart of charts) t.equal(chart.xLabel, 'step');
 
   const stepZero = trainingCharts([{ step: 0, eval: { success: 0.1 } }]);
   t.same(stepZero[0].series.map((s) => s.points), [[], [{ x: 0, y: 0.1 }]], 'step-0 eval-only row');
   t.ok(stepZero.slice(1).every((c) => c.series.every((s) => s.points.length === 0)));
-  t.same(trainingCharts([]).map((c) => c.series.every((s) => s.points.length === 0)), [true, true, true, true, true]);
+  t.ok(trainingCharts([]).every((c) => c.series.every((s) => s.points.length === 0) && c.empty === undefined), 'no rows: every panel empty, "no data yet"');
 });
 
 t.test('trainingCharts orders points by step', async (t) => {
@@ -228,13 +233,15 @@ t.test('SVG: well-formed, one polyline per multi-point series, inside the panel,
   t.equal(svg.name, 'svg');
   t.equal(svg.attrs.xmlns, 'http://www.w3.org/2000/svg');
   t.equal(svg.attrs.width, '1200', '3 columns x 400');
-  t.equal(svg.attrs.height, '500', '2 rows x 250');
+  t.equal(svg.attrs.height, '1000', '4 rows x 250');
 
   const ps = panels(svg);
-  t.equal(ps.length, 5);
-  t.same(ps.map((p) => [p.dx, p.dy]), [[0, 0], [400, 0], [800, 0], [0, 250], [400, 250]]);
+  t.equal(ps.length, charts.length);
+  t.same(ps.map((p) => [p.dx, p.dy]), charts.map((_, i) => [(i % 3) * 400, Math.floor(i / 3) * 250]));
   const multiPoint = charts.flatMap((c) => c.series).filter((s) => s.points.length > 1).length;
   t.equal(multiPoint, 9);
+  const dashes = all(svg, 'polyline').map((l) => l.attrs['stroke-dasharray'] ?? '');
+  t.same(new Set(dashes.slice(2, 5)).size, 3, 'the three group series: three dash patterns (equal series stay visible)');
   t.equal(all(svg, 'polyline').length, multiPoint);
 
   ps.forEach(({ group, frame }, i) => {
