@@ -9,7 +9,8 @@
  * counted per uid and root is exempt from it, so a fork bomb is only contained that way, and
  * the sandbox cannot read root-only host files or signal another sandbox's processes.
  *
- * On disk, under `root` (default $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes):
+ * On disk, under `root` (default $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes-<uid>: each
+ * user's own, since whoever starts on a root reaps the dead sandboxes in it; prepareRoot):
  *   <id>/meta.json   label, owner pid and its start time, host uid
  *   <id>/work/       the work tree, bound at /testbed
  *   <id>/tmp/        the sandbox's /tmp
@@ -17,7 +18,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +62,58 @@ export function baseEnvironment(sandboxId: string): Record<string, string> {
 const UID_BASE = 1_879_048_192;
 const UID_RANGE = 65_536;
 const IS_ROOT = process.getuid?.() === 0;
+
+/** The sandbox root when neither the options nor $SWERL_SANDBOX_ROOT name one: this user's own. */
+export function defaultSandboxRoot(): string {
+  return path.join(os.tmpdir(), `swerl-sandboxes-${process.getuid?.() ?? os.userInfo().username}`);
+}
+
+/**
+ * Makes the sandbox root and checks that this user can use it, so that a root made by another
+ * user fails when the backend is created, with the fix, not as an EACCES in the middle of a
+ * run. The default root is this user's alone (0700; 0711 as root, whose sandboxes run under
+ * their own uids and must reach their work trees) and must be a real folder of this user's: it
+ * lives in the shared tmpdir, where anyone could have made it first. A root named by the
+ * options or $SWERL_SANDBOX_ROOT must be writable, and this user's unless running as root.
+ */
+function prepareRoot(root: string, source: 'default' | 'SWERL_SANDBOX_ROOT' | 'options'): void {
+  const uid = process.getuid?.() ?? -1;
+  const isDefault = source === 'default';
+  const where = isDefault ? `the default sandbox root ${root}` : source === 'options' ? `the sandbox root ${root} (the backend's root option)` : `the sandbox root ${root} (SWERL_SANDBOX_ROOT)`;
+  const example = IS_ROOT ? '/var/tmp/swerl-sandboxes' : '$HOME/.cache/swerl-sandboxes';
+  const refuse = (why: string, fix: string) =>
+    new SwerlError(
+      'ERR_SWERL_SANDBOX',
+      `${where} ${why}. ${fix}set SWERL_SANDBOX_ROOT to a folder of your own (e.g. SWERL_SANDBOX_ROOT=${example}), ` +
+        'or give the local backend a root (tasks.sandboxOptions.root in a training config).',
+    );
+  const mode = IS_ROOT ? 0o711 : 0o700;
+  try {
+    mkdirSync(root, { recursive: true, mode });
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw refuse(`cannot be created by this user (uid ${uid}): ${e.code ?? e.message}`, 'Create it yourself, or ');
+  }
+  const stat = isDefault ? lstatSync(root) : statSync(root);
+  if (!stat.isDirectory()) throw refuse(stat.isSymbolicLink() ? 'is a symbolic link, not a folder' : 'is not a folder', 'Remove it, or ');
+  if (stat.uid !== uid && (isDefault || !IS_ROOT)) {
+    throw refuse(`belongs to uid ${stat.uid}, not to this user (uid ${uid}); users cannot share a sandbox root`, 'Have its owner remove it, or ');
+  }
+  try {
+    accessSync(root, constants.W_OK | constants.X_OK);
+  } catch {
+    throw refuse(`is not writable by this user (uid ${uid})`, 'Make it writable (chmod u+rwx), or ');
+  }
+  // The default root: no one else may list it. Any root as root: the sandboxes' uids must pass.
+  const wanted = isDefault ? mode : IS_ROOT ? stat.mode | 0o011 : stat.mode;
+  if ((stat.mode & 0o7777) !== (wanted & 0o7777)) {
+    try {
+      chmodSync(root, wanted & 0o7777);
+    } catch {
+      // a file system without modes: its permissions are what they are
+    }
+  }
+}
 
 interface SandboxMeta {
   id: string;
@@ -142,10 +195,10 @@ export class LocalSandboxBackend implements SandboxBackend {
 
   constructor(options: LocalSandboxOptions = {}) {
     const parsed = parseLocalOptions(options, 'sandbox');
-    this.options = {
-      ...parsed,
-      root: parsed.root ?? process.env.SWERL_SANDBOX_ROOT ?? path.join(os.tmpdir(), 'swerl-sandboxes'),
-    };
+    const fromEnv = process.env.SWERL_SANDBOX_ROOT || undefined;
+    const root = path.resolve(parsed.root ?? fromEnv ?? defaultSandboxRoot());
+    prepareRoot(root, parsed.root !== undefined ? 'options' : fromEnv !== undefined ? 'SWERL_SANDBOX_ROOT' : 'default');
+    this.options = { ...parsed, root };
     this.mountArgs = hostMountArgs(this.options.readOnlyBinds);
   }
 
@@ -233,7 +286,6 @@ export class LocalSandboxBackend implements SandboxBackend {
   /** Once per backend: the root folder, a reap of what dead runs left, and a probe of bwrap. */
   private async firstStart(): Promise<void> {
     await fs.mkdir(path.join(this.options.root, '.uids'), { recursive: true, mode: 0o711 });
-    await fs.chmod(this.options.root, 0o711).catch(() => undefined);
     await this.reap();
     const probeArgs = ['--unshare-all', '--die-with-parent', ...this.mountArgs, '--proc', '/proc', '--dev', '/dev'];
     this.disableUserns = spawnSync('bwrap', [...probeArgs, '--unshare-user', '--disable-userns', 'true']).status === 0;

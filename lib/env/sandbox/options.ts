@@ -20,7 +20,11 @@ interface CommonOptions {
 }
 
 export interface LocalSandboxOptions extends CommonOptions {
-  /** Host folder holding sandbox state. Default: $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes. */
+  /**
+   * Host folder holding sandbox state. Default: $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes-<uid>
+   * (this user's own, made 0700). It must be writable and, unless running as root, this user's:
+   * the backend refuses anything else when it is created (ERR_SWERL_SANDBOX).
+   */
   root?: string;
 }
 
