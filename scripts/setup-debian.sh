@@ -2,11 +2,12 @@
 # Installs the system packages swerl builds and runs with, on Debian/Ubuntu.
 # libtorch-dev: the C++ core's tensor library (CPU). libopenblas0-pthread: Debian's libtorch
 # calls whatever libblas.so.3 points at, and OpenBLAS makes its matmuls ~25x faster than the
-# reference BLAS. cmake and g++ build the addon. python3 and python3-pytest run the Python
-# repositories' tests that decide rewards.
+# reference BLAS. cmake and g++ build the addon; ccache caches its objects, so that a rebuild of
+# the same sources (npm ci, then the packed package's install in test/package) is quick.
+# python3 and python3-pytest run the Python repositories' tests that decide rewards.
 set -euo pipefail
 
-packages=(libtorch-dev libopenblas0-pthread cmake g++ make python3 python3-pytest python3-simplejson python3-tz git bubblewrap podman runc tar procps)
+packages=(libtorch-dev libopenblas0-pthread cmake g++ make ccache python3 python3-pytest python3-simplejson python3-tz git bubblewrap podman runc tar procps chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
