@@ -261,6 +261,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
       mask,
       logprobs,
       promptTokens,
+      messages: opening.map(({ role, content }) => ({ role, content })),
       responseTokens: tokens.length - promptTokens,
       turns,
       termination,

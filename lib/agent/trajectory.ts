@@ -20,6 +20,12 @@ export interface TurnRecord {
   stepMs: number;
 }
 
+/** A message of the opening prompt, as the env wrote it before the chat template rendered it. */
+export interface PromptMessage {
+  role: string;
+  content: string;
+}
+
 export interface Trajectory {
   taskId: string;
   /** The task's index in the step's batch: trajectories of one group share it. */
@@ -34,6 +40,11 @@ export interface Trajectory {
   logprobs: Float32Array;
   /** Tokens of the opening prompt (system + first user message + generation prompt). */
   promptTokens: number;
+  /**
+   * The opening prompt's messages (system + user) as text, so that a reader needs no
+   * tokenizer to show them; absent in runs saved before it was recorded.
+   */
+  messages?: PromptMessage[];
   /** Tokens after the prompt: assistant turns and observations. */
   responseTokens: number;
   turns: TurnRecord[];
