@@ -72,6 +72,7 @@ export { parseToolCalls, formatToolCall, type ParsedToolCall, type ParsedToolCal
 export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
 export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';
 export { loadTrainConfig, applyOverrides, type LoadedTrainConfig } from './train/config-file.js';
+export { startViewer, type Viewer, type ViewerOptions } from './view/server.js';
 export type { TrackingOptions } from './train/tracking/index.js';
 export { ALGORITHM_PRESETS, PRESETS as ALGORITHM_PRESET_FIELDS, type AlgorithmConfig, type AlgorithmPreset } from './train/algorithms.js';
 export type { TrainEvent } from './train/progress.js';

@@ -12,6 +12,7 @@ import { addSandboxCommand } from './sandbox.js';
 import { addServeCommand } from './serve.js';
 import { addTasksCommand } from './tasks.js';
 import { addTrainCommand } from './train.js';
+import { addViewCommand } from './view.js';
 
 export const USAGE_ERROR = 2;
 
@@ -51,6 +52,7 @@ export function buildProgram(exitCode: (code: number) => void): Command {
   addTrainCommand(program, register);
   addEvalCommand(program, register);
   addServeCommand(program, register);
+  addViewCommand(program, register);
   addTasksCommand(program, register);
   addSandboxCommand(program, register);
   program.addHelpText('after', `

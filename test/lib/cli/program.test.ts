@@ -39,6 +39,7 @@ const VERBS: [string[], RegExp][] = [
   [['train'], /Usage: swerl train \[options\] <config> \[overrides\.\.\.\]/],
   [['eval'], /Usage: swerl eval \[options\][\s\S]*--tasks <path>/],
   [['serve'], /Usage: swerl serve \[options\] <model-dir>[\s\S]*--port <n>/],
+  [['view'], /Usage: swerl view \[options\] <dirs\.\.\.>[\s\S]*--port <n>/],
   [['tasks'], /Usage: swerl tasks \[options\] \[command\][\s\S]*validate[\s\S]*filter/],
   [['tasks', 'validate'], /Usage: swerl tasks validate \[options\] <path>[\s\S]*--runs <n>/],
   [['tasks', 'filter'], /Usage: swerl tasks filter \[options\] <rows>[\s\S]*--out <file>/],
@@ -57,7 +58,7 @@ t.test('--help and -h on every verb and sub-verb: exit 0 with its usage', async 
   }
   const bare = await cli();
   t.equal(bare.code, 0, 'swerl alone prints the usage');
-  t.match(bare.stdout, /Commands:[\s\S]*train[\s\S]*eval[\s\S]*serve[\s\S]*tasks[\s\S]*sandbox/);
+  t.match(bare.stdout, /Commands:[\s\S]*train[\s\S]*eval[\s\S]*serve[\s\S]*view[\s\S]*tasks[\s\S]*sandbox/);
   const help = await cli('help', 'train');
   t.equal(help.code, 0);
   t.match(help.stdout, /Usage: swerl train/, 'swerl help train');
@@ -131,4 +132,18 @@ t.test('the real process: exit codes and streams as a shell sees them', async (t
   const help = await runSwerl(['tasks', 'filter', '--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /--max-solve-rate <x>/);
+});
+
+t.test('swerl view: serves the page on loopback until Ctrl-C', async (t) => {
+  const { spawnTs, waitForExit, waitForLine } = await import('../../support/child-process.js');
+  const run = t.testdir({ 'metrics.jsonl': `${JSON.stringify({ step: 1, reward: { mean: 0.5 } })}\n`, 'config.json': '{}' });
+  const child = spawnTs(path.join(ROOT, 'lib/cli.ts'), {}, ['view', run, '--port', '0']);
+  const [, url] = await waitForLine(child, /swerl view: (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C stops\)/);
+  const page = await fetch(url!);
+  t.equal(page.status, 200);
+  t.match(await page.text(), /<html/i);
+  child.kill('SIGINT');
+  t.match(await waitForExit(child), { code: 0 }, 'Ctrl-C: exit 0');
+  const missing = await cli('view', path.join(run, 'nope'));
+  t.equal(missing.code, 2, 'a folder that is not there: a usage error');
 });
