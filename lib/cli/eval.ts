@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 
 import { parseEvalArgs, type EvalFlags } from '../eval/args.js';
-import type { Register } from './program.js';
-import { sandboxOption } from './sandbox.js';
+import { sandboxOption, type Register } from './flags.js';
 
 async function evalAction(flags: EvalFlags): Promise<number> {
   // Every flag is checked before a task is read or a model loaded.

@@ -3,7 +3,7 @@
  * answers --version, and a mistyped verb or flag gets the verb's usage and a "did you mean".
  * Exit codes: 0 done, 1 failed, 2 a usage error (a bad flag, argument or config), 130 stopped.
  */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 
 import { SwerlError } from '../errors.js';
 import { packageInfo } from '../util/package-info.js';
@@ -13,29 +13,9 @@ import { addServeCommand } from './serve.js';
 import { addTasksCommand } from './tasks.js';
 import { addTrainCommand } from './train.js';
 import { addViewCommand } from './view.js';
+import type { Register } from './flags.js';
 
 export const USAGE_ERROR = 2;
-
-/** A flag's value as a whole number >= min (commander calls it with the text given). */
-export function integerArg(flag: string, min = 1): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give ${min === 1 ? 'a positive integer' : `an integer >= ${min}`}`);
-    return n;
-  };
-}
-
-/** A flag's value as a number > 0. */
-export function positiveNumberArg(flag: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give a number > 0`);
-    return n;
-  };
-}
-
-/** Wraps a verb's action for commander: the exit code it resolves with becomes the program's. */
-export type Register = <A extends unknown[]>(action: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
 
 /** The program, its verbs added; `exitCode` receives what the action that ran returned. */
 export function buildProgram(exitCode: (code: number) => void): Command {

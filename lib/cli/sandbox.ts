@@ -1,9 +1,8 @@
 /** `swerl sandbox reap`: remove the sandboxes of runs that died. */
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 
 import { createSandboxBackend } from '../env/sandbox/backends.js';
-import { SANDBOX_BACKENDS } from '../env/sandbox/options.js';
-import type { Register } from './program.js';
+import { sandboxOption, type Register } from './flags.js';
 
 async function reapAction(flags: { sandbox: string; label?: string; all: boolean }): Promise<number> {
   const backend = await createSandboxBackend(flags.sandbox);
@@ -21,9 +20,4 @@ export function addSandboxCommand(program: Command, register: Register): void {
     .option('--label <label>', 'only this run label')
     .option('--all', 'also those of live runs', false)
     .action(register(reapAction));
-}
-
-/** --sandbox local|docker, as every verb that runs tasks takes it. */
-export function sandboxOption(): Option {
-  return new Option('--sandbox <backend>', 'the sandbox backend').choices(SANDBOX_BACKENDS).default('local');
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
-import { integerArg, type Register } from './program.js';
+import { integerArg, untilStopped, withListenFlags, type Register } from './flags.js';
 
 interface ServeFlags {
   host: string;
@@ -34,9 +34,7 @@ async function serveAction(dir: string, flags: ServeFlags): Promise<number> {
     ...(apiKey !== undefined ? { apiKey } : {}),
   });
   console.log(`swerl serve: ${modelName} at ${server.url}/v1 (Ctrl-C stops)`);
-  await new Promise<void>((done) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => done());
-  });
+  await untilStopped();
   await server.close();
   policy.dispose();
   console.log('swerl serve: stopped');
@@ -44,13 +42,12 @@ async function serveAction(dir: string, flags: ServeFlags): Promise<number> {
 }
 
 export function addServeCommand(program: Command, register: Register): void {
-  program
+  const serve = program
     .command('serve')
     .summary('serve a model over the OpenAI API (and SGLang\'s /generate)')
     .description('An OpenAI-compatible server for the native policy: completions, chat with tools, SSE streaming, SGLang\'s /generate and /update_weights_from_disk.')
-    .argument('<model-dir>', 'a Hugging Face model directory (or a swerl checkpoint)')
-    .option('--host <host>', 'the address to listen on', '127.0.0.1')
-    .option('--port <n>', 'the port (0: any free port)', integerArg('--port', 0), 8000)
+    .argument('<model-dir>', 'a Hugging Face model directory (or a swerl checkpoint)');
+  withListenFlags(serve, 8000)
     .option('--served-model-name <id>', 'the model id clients send (default: the directory\'s name)')
     .option('--device <device>', 'cpu or cuda[:N]', 'cpu')
     .option('--max-batch-size <n>', 'sequences decoded together (default 64)', integerArg('--max-batch-size'))

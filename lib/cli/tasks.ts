@@ -8,8 +8,7 @@ import type { Task } from '../env/tasks/task.js';
 import { validateTasks, validationTable } from '../env/validate.js';
 import { SwerlError } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
-import { integerArg, positiveNumberArg, type Register } from './program.js';
-import { sandboxOption } from './sandbox.js';
+import { integerArg, positiveNumberArg, sandboxOption, type Register } from './flags.js';
 
 interface SourceFlags {
   repos?: string;

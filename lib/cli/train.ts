@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { loadTrainConfig } from '../train/config-file.js';
 import { resolveTrainConfig } from '../train/config.js';
 import { train } from '../train/trainer.js';
-import { integerArg, type Register } from './program.js';
+import { integerArg, type Register } from './flags.js';
 
 interface TrainFlags {
   resume?: boolean;
