@@ -56,6 +56,7 @@ export async function prepareRepository(sandbox: Sandbox, task: Task): Promise<P
   }
   const hasGit = (await sandbox.exec('git rev-parse --verify -q HEAD')).exitCode === 0;
   if (!hasGit) {
+    if (task.gitignore !== undefined) await mustRun(sandbox, 'cat > .gitignore', 'writing .gitignore', { stdin: Buffer.from(task.gitignore) });
     await mustRun(sandbox, `git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base`, 'creating the base commit');
   }
   const head = await mustRun(sandbox, 'git rev-parse HEAD', 'reading the base commit');

@@ -18,7 +18,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,6 +124,37 @@ interface SandboxMeta {
   createdAt: string;
 }
 
+/**
+ * The prefix of a sandbox folder being made, `.new-<owner>-<id>`: renamed to its id once its
+ * meta.json is in. The owner (pid.start) is in the name, for a create killed before its meta.
+ */
+const STAGING = '.new-';
+/** This process as staging folders and claim drafts name it. */
+const OWNER_TAG = `${process.pid}.${OWN_START}`;
+/** The owner tag at the start of `rest` ("<pid>.<start>-…") is a process still running. */
+function taggedOwnerAlive(rest: string): boolean {
+  const m = /^(\d+)\.(\d*)-/.exec(rest);
+  return m !== null && ownerAlive(Number(m[1]), m[2]!);
+}
+/** The prefix of a uid claim being written (`.claim-<owner>-<random>` in .uids). */
+const CLAIM_DRAFT = '.claim-';
+/** The prefix of a sandbox folder being removed (renamed so before it is emptied). */
+const REMOVING = '.gone-';
+const removingPath = (dir: string) => path.join(path.dirname(dir), `${REMOVING}${path.basename(dir)}`);
+
+async function writeMeta(dir: string, meta: SandboxMeta): Promise<void> {
+  await fs.writeFile(path.join(dir, 'meta.json.tmp'), JSON.stringify(meta));
+  await fs.rename(path.join(dir, 'meta.json.tmp'), path.join(dir, 'meta.json'));
+}
+
+async function readMeta(dir: string): Promise<SandboxMeta | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(path.join(dir, 'meta.json'), 'utf8')) as SandboxMeta;
+  } catch {
+    return undefined;
+  }
+}
+
 function ownerOf(meta: SandboxMeta): boolean {
   return ownerAlive(meta.ownerPid, meta.ownerStart);
 }
@@ -214,14 +245,23 @@ export class LocalSandboxBackend implements SandboxBackend {
 
     const id = `${label}-${randomBytes(6).toString('hex')}`;
     const dir = path.join(this.options.root, id);
-    await fs.mkdir(dir, { mode: 0o711 });
-    let uid = -1;
+    // The folder is made under a dot name with its meta.json (the owner's pid and start time)
+    // inside, then renamed: a folder under a sandbox id always says whose it is, so a run
+    // killed mid-create (kill -9) leaves nothing a reaper cannot attribute to a dead owner.
+    const meta: SandboxMeta = { id, label, ownerPid: process.pid, ownerStart: OWN_START, uid: IS_ROOT ? -1 : process.getuid!(), createdAt: new Date().toISOString() };
+    const staging = path.join(this.options.root, `${STAGING}${OWNER_TAG}-${id}`);
+    await fs.mkdir(staging, { mode: 0o711 });
+    await writeMeta(staging, meta);
+    await fs.rename(staging, dir);
+    let uid = meta.uid;
     let cgroup: SandboxCgroup | null = null;
     try {
-      uid = IS_ROOT ? await this.claimUid(id) : process.getuid!();
-      const meta: SandboxMeta = { id, label, ownerPid: process.pid, ownerStart: OWN_START, uid, createdAt: new Date().toISOString() };
-      await fs.writeFile(path.join(dir, 'meta.json.tmp'), JSON.stringify(meta));
-      await fs.rename(path.join(dir, 'meta.json.tmp'), path.join(dir, 'meta.json'));
+      if (IS_ROOT) {
+        // The claim names the id, so a run killed before the meta below is rewritten leaves a
+        // claim the reaper still finds (releaseClaimsOf).
+        uid = await this.claimUid(id);
+        await writeMeta(dir, { ...meta, uid });
+      }
       const limits = this.options.limits;
       const base = mountDisk(dir, id, limits.diskBytes, localBounds());
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
@@ -256,13 +296,22 @@ export class LocalSandboxBackend implements SandboxBackend {
     }
     const doomed: { dir: string; meta: SandboxMeta }[] = [];
     for (const entry of entries) {
-      if (entry.startsWith('.')) continue;
+      const staging = entry.startsWith(STAGING);
       const dir = path.join(this.options.root, entry);
-      let meta: SandboxMeta;
-      try {
-        meta = JSON.parse(await fs.readFile(path.join(dir, 'meta.json'), 'utf8')) as SandboxMeta;
-      } catch {
-        // A create that died before writing its meta: old enough means abandoned.
+      if (entry.startsWith(REMOVING)) {
+        // Its owner was removing it: garbage whoever's it was.
+        if (options.label === undefined) doomed.push({ dir, meta: { id: entry.slice(REMOVING.length), uid: -1 } as SandboxMeta });
+        continue;
+      }
+      if (entry.startsWith('.') && !staging) continue;
+      if (staging) {
+        // Nothing of the sandbox exists yet but this folder (no claim, mount or process).
+        if (options.label === undefined && (options.all || !taggedOwnerAlive(entry.slice(STAGING.length)))) doomed.push({ dir, meta: { id: entry, uid: -1 } as SandboxMeta });
+        continue;
+      }
+      const meta = await readMeta(dir);
+      if (meta === undefined) {
+        // A folder of an older layout whose create died before its meta: old enough means abandoned.
         const stat = await fs.stat(dir).catch(() => null);
         if (stat && Date.now() - stat.mtimeMs > 60_000) doomed.push({ dir, meta: { id: entry, uid: -1 } as SandboxMeta });
         continue;
@@ -271,7 +320,10 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (options.all || !ownerOf(meta)) doomed.push({ dir, meta });
     }
     unmountOrphanDisks();
-    if (doomed.length === 0) return 0;
+    if (doomed.length === 0) {
+      if (IS_ROOT) await this.releaseOrphanClaims();
+      return 0;
+    }
     const ids = new Set(doomed.map((d) => d.meta.id));
     for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
     for (const { dir, meta } of doomed) {
@@ -280,7 +332,26 @@ export class LocalSandboxBackend implements SandboxBackend {
       removeTree(dir);
       if (meta.uid >= 0 && IS_ROOT) await this.releaseUid(meta.uid);
     }
+    if (IS_ROOT) await this.releaseOrphanClaims();
     return doomed.length;
+  }
+
+  /**
+   * Uid claims whose sandbox folder is gone (a run killed between its claim and its meta, or
+   * between its folder's removal and the release). Safe beside live runs: a create claims
+   * only once its folder exists, and a destroy releases before it removes the folder.
+   */
+  private async releaseOrphanClaims(): Promise<void> {
+    const claims = path.join(this.options.root, '.uids');
+    for (const name of await fs.readdir(claims).catch(() => [] as string[])) {
+      if (name.startsWith(CLAIM_DRAFT)) {
+        if (!taggedOwnerAlive(name.slice(CLAIM_DRAFT.length))) await fs.rm(path.join(claims, name), { force: true });
+        continue;
+      }
+      const id = await fs.readFile(path.join(claims, name), 'utf8').catch(() => '');
+      const folders = [id, `${REMOVING}${id}`].map((f) => path.join(this.options.root, f));
+      if (id && !folders.some((f) => existsSync(f))) await fs.rm(path.join(claims, name), { force: true });
+    }
   }
 
   /** Once per backend: the root folder, a reap of what dead runs left, and a probe of bwrap. */
@@ -301,17 +372,29 @@ export class LocalSandboxBackend implements SandboxBackend {
     }
   }
 
+  /**
+   * A claim appears whole or not at all: its id is written to a draft, which is then hard-linked
+   * under the uid's name (link fails if the name exists, as O_EXCL would, but never leaves an
+   * empty claim behind a kill).
+   */
   private async claimUid(id: string): Promise<number> {
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const uid = UID_BASE + randomInt(UID_RANGE);
-      try {
-        await fs.writeFile(path.join(this.options.root, '.uids', String(uid)), id, { flag: 'wx' });
-        return uid;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const claims = path.join(this.options.root, '.uids');
+    const draft = path.join(claims, `${CLAIM_DRAFT}${OWNER_TAG}-${randomBytes(4).toString('hex')}`);
+    await fs.writeFile(draft, id);
+    try {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const uid = UID_BASE + randomInt(UID_RANGE);
+        try {
+          await fs.link(draft, path.join(claims, String(uid)));
+          return uid;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
       }
+    } finally {
+      await fs.rm(draft, { force: true });
     }
-    throw new SwerlError('ERR_SWERL_SANDBOX', `no free sandbox uid after 100 tries under ${this.options.root}/.uids`);
+    throw new SwerlError('ERR_SWERL_SANDBOX', `no free sandbox uid after 100 tries under ${claims}`);
   }
 
   private async releaseUid(uid: number): Promise<void> {
@@ -399,8 +482,15 @@ class LocalSandbox implements Sandbox {
     await Promise.all(closing);
     this.confinement.cgroup?.remove();
     unmountDisk(this.id);
-    await fs.rm(this.dir, { recursive: true, force: true }).catch(() => removeTree(this.dir));
+    // Renamed before it is emptied: a process killed mid-removal leaves a folder the reaper
+    // knows for garbage, not one that lost its meta.json and could be anyone's.
+    const doomed = removingPath(this.dir);
+    await fs.rename(this.dir, doomed).catch(() => undefined);
+    // Released while the folder still exists: a claim never outlives its sandbox's folder, so
+    // the reaper may release every claim whose folder is gone.
     await this.release();
+    await fs.rm(doomed, { recursive: true, force: true }).catch(() => removeTree(doomed));
+    await fs.rm(this.dir, { recursive: true, force: true }).catch(() => removeTree(this.dir));
     this.untrack();
   }
 
@@ -409,8 +499,15 @@ class LocalSandbox implements Sandbox {
     for (const child of this.running) killGroup(child.pid!);
     this.confinement.cgroup?.remove();
     unmountDisk(this.id);
-    removeTree(this.dir);
+    const doomed = removingPath(this.dir);
+    try {
+      renameSync(this.dir, doomed);
+    } catch {
+      // Already gone, or never made: removeTree below takes what is there.
+    }
     if (IS_ROOT) rmSync(path.join(path.dirname(this.dir), '.uids', String(this.uid)), { force: true });
+    removeTree(doomed);
+    removeTree(this.dir);
   }
 
 

@@ -1,5 +1,6 @@
 /** swerl's own task folders (tasks/README.md): task.json, issue.md, repo/, tests/, gold.patch. */
 import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
@@ -83,6 +84,9 @@ export async function loadSwerlTaskFolder(dir: string): Promise<Task> {
   const testsDir = path.join(root, 'tests');
   const testPaths = (await isDirectory(testsDir)) ? await filesUnder(testsDir) : [];
   const goldPatch = await readText(path.join(root, 'gold.patch'), 'gold.patch');
+  const gitignore = await readText(path.join(root, 'gitignore'), 'gitignore');
+  if (gitignore !== undefined && existsSync(path.join(repoDir, '.gitignore')))
+    throw invalidArg('gitignore', 'and repo/.gitignore both exist', 'keep one: gitignore beside repo/ is what an npm package ships');
   return {
     id: meta.id,
     source: 'swerl',
@@ -94,6 +98,7 @@ export async function loadSwerlTaskFolder(dir: string): Promise<Task> {
     hiddenTests: { kind: 'files', dir: testsDir, paths: testPaths },
     resolution: { rule: 'swe-bench', failToPass: meta.fail_to_pass, passToPass: meta.pass_to_pass },
     ...(goldPatch !== undefined ? { goldPatch } : {}),
+    ...(gitignore !== undefined ? { gitignore } : {}),
     metadata: { language: meta.language, difficulty: meta.difficulty, folder: root },
   };
 }

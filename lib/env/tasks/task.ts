@@ -31,6 +31,11 @@ export interface Task {
   problemStatement: string;
   /** A host folder with the repository at its base state (swerl folders). */
   repoDir?: string;
+  /**
+   * The repository's .gitignore, written into the work tree before its base commit (swerl
+   * folders keep it beside repo/ as `gitignore`: npm never packs a file named .gitignore).
+   */
+  gitignore?: string;
   /** A clone on the host and the commit to check out (dataset rows given a repos folder). */
   checkout?: Checkout;
   /** A container image with the repository at `workdir` (SWE-bench, R2E-Gym). */

@@ -249,3 +249,15 @@ t.test('a hostile response is answered within the step limit', async (t) => {
   t.match(nested.observation, /^ERROR: tool_calls\[0\]\.function\.arguments/, 'deep JSON is an error observation');
   t.notOk(nested.done, 'the episode goes on');
 });
+
+t.test("a bundled task's gitignore (kept beside repo/, as npm packs no .gitignore) is the work tree's .gitignore", async (t) => {
+  const folder = new URL('../../../tasks/swe-mini/py-lru-recency', import.meta.url).pathname;
+  const env = new SweEnv(await loadSwerlTaskFolder(folder), backend, { maxSteps: 3 });
+  t.teardown(() => env.close());
+  await env.reset();
+  const shown = await env.step(bash('cat .gitignore && git ls-files .gitignore && mkdir -p __pycache__ .pytest_cache && touch __pycache__/x.pyc .pytest_cache/y && git status --porcelain'));
+  t.match(shown.observation, /__pycache__\/\n[\s\S]*\.pytest_cache\/[\s\S]*\n\.gitignore\n/, '.gitignore is in the base commit');
+  t.notMatch(shown.observation, /\?\? /, 'caches are ignored: nothing untracked');
+  const reward = await env.reward();
+  t.equal(reward.patch, '', 'and nothing of them reaches the patch');
+});

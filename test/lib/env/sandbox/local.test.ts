@@ -90,3 +90,26 @@ containmentSuite(t, {
   }),
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
 });
+
+t.test('kill -9 at any moment of a create: the next run reaps every folder and uid claim it left', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const { spawnTs, waitForExit, waitForLine } = await import('../../../support/child-process.js');
+  const root = mkdtempSync(path.join(os.tmpdir(), 'swerl-killed-create-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const child = path.join(path.dirname(new URL(import.meta.url).pathname), '../../../support/sandbox-creator-child.ts');
+  for (let kill = 0; kill < 6; kill++) {
+    const creator = spawnTs(child, { SWERL_CHILD_ROOT: root });
+    await waitForLine(creator, /created/);
+    // A random moment: four creates and destroys are in flight at any time.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
+    creator.kill('SIGKILL');
+    await waitForExit(creator);
+  }
+  const left = readdirSync(root).filter((name) => name !== '.uids');
+  t.ok(left.length > 0, `the kills left ${left.length} folder(s) (${left.filter((n) => n.startsWith('.new-')).length} mid-create)`);
+  const removed = await new LocalSandboxBackend({ root }).reap();
+  t.equal(removed, left.length, 'the reaper takes every one of them');
+  t.same(readdirSync(root).filter((name) => name !== '.uids'), [], 'no folder left');
+  t.same(readdirSync(path.join(root, '.uids')), [], 'no uid claim left');
+});

@@ -146,6 +146,11 @@ t.test('swerl folders: the bundled suite, one folder, and errors naming the file
       t.same(touched.filter((p) => (task.hiddenTests as { paths: string[] }).paths.includes(p)), [], `${task.id}: the gold patch touches no hidden test`);
     }
   }
+  const withIgnore = tasks.filter((task) => task.gitignore !== undefined);
+  t.equal(withIgnore.length, 25, "the tasks' .gitignore files, kept beside repo/ as gitignore, are loaded");
+  t.ok(withIgnore.every((task) => /__pycache__\/|node_modules/.test(task.gitignore!)));
+  const both = t.testdir({ 'x-task': { 'task.json': JSON.stringify({ id: 'x-task', language: 'python', difficulty: 'easy', test_command: 'true', log_format: 'pytest', fail_to_pass: ['a'], pass_to_pass: [] }), 'issue.md': 'x', gitignore: 'a\n', repo: { '.gitignore': 'b\n' } } });
+  await t.rejects(loadTasks(path.join(both, 'x-task')), { message: /gitignore and repo\/\.gitignore both exist; keep one/ });
   const one = await loadTasks(path.join(SWE_MINI, tasks[0]!.id));
   t.equal(one.tasks.length, 1, 'a single task folder loads too');
 
