@@ -110,7 +110,7 @@ export function trainingCharts(rows: readonly Record<string, unknown>[]): Chart[
     { title: 'Turns', xLabel: 'step', yLabel: 'turns', series: [s('mean turns', 'turns.mean')] },
     { title: 'Terminations', xLabel: 'step', yLabel: 'trajectories', series: terminationReasons(rows).map((reason) => s(reason, `terminations.${reason}`)) },
     // Tokens/s is two orders above episodes/s: drawn in hundreds so both read on one axis.
-    { title: 'Throughput', xLabel: 'step', yLabel: 'per second', series: [s('episodes/s', 'time.episodesPerSecond'), scaled(s('sampled tokens/s (x100)', 'time.sampledTokensPerSecond'), 1 / 100)] },
+    { title: 'Throughput', xLabel: 'step', yLabel: 'per second', series: [s('episodes/s', 'time.episodesPerSecond'), scaled(s('sampled tokens/s (hundreds)', 'time.sampledTokensPerSecond'), 1 / 100)] },
   ];
   return empty ? charts.map((c) => ({ ...c, empty })) : charts;
 }

@@ -175,7 +175,7 @@ t.test('trainingCharts picks values from nested rows', async (t) => {
   t.same(ys(byTitle.Turns), { 'mean turns': [[1, 2.5], [3, 3]] });
   t.same(ys(byTitle['Clipping and KL']), { 'clip low': [], 'clip high': [], 'approx KL': [[1, 0.01]] });
   t.same(ys(byTitle.Terminations), { submitted: [[1, 6], [3, 8]], max_context: [[1, 2]] }, 'a series per termination reason the rows count');
-  t.same(ys(byTitle.Throughput), { 'episodes/s': [[1, 2.5]], 'sampled tokens/s (x100)': [[1, 12.5]] }, 'tokens/s drawn in hundreds');
+  t.same(ys(byTitle.Throughput), { 'episodes/s': [[1, 2.5]], 'sampled tokens/s (hundreds)': [[1, 12.5]] }, 'tokens/s drawn in hundreds');
   t.equal(byTitle.Loss!.empty, 'no finite value in 3 step(s)', 'an empty panel of a run with steps says so (not "no data yet")');
   for (const chart of charts) t.equal(chart.xLabel, 'step');
 
