@@ -78,6 +78,23 @@ export interface NativeBenchResult {
 }
 
 /** The decoder's architecture, fully resolved (lib/model/model-config.ts). */
+/** Long-context rotary scaling, every field resolved by lib/model/rope-scaling.ts. */
+export type NativeRopeScaling =
+  | { kind: 'none' }
+  | {
+      kind: 'yarn' | 'llama3';
+      factor: number;
+      /** The context length before scaling. */
+      originalMaxPositions: number;
+      /** Multiplies cos and sin (YaRN's mscale; 1 for Llama 3.1). */
+      attentionFactor: number;
+      betaFast: number;
+      betaSlow: number;
+      truncate: boolean;
+      lowFreqFactor: number;
+      highFreqFactor: number;
+    };
+
 export interface NativeModelConfig {
   vocabSize: number;
   hiddenSize: number;
@@ -93,6 +110,8 @@ export interface NativeModelConfig {
   qkNorm: boolean;
   /** Qwen2's biases on the q, k and v projections. */
   attentionBias: boolean;
+  /** Long-context rotary scaling, resolved (lib/model/rope-scaling.ts); absent: plain RoPE. */
+  ropeScaling?: NativeRopeScaling;
 }
 
 /** A parameter as Hugging Face checkpoints name it. */

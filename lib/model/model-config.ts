@@ -1,11 +1,13 @@
 /**
  * The decoder's architecture, read from a Hugging Face config.json (Qwen3; Qwen2/2.5 and
  * Llama by the same fields), validated and defaulted here so the native core gets plain,
- * complete fields. What the core cannot run (rope scaling, sliding windows, other
- * activations) is refused with the field named rather than silently computed wrong.
+ * complete fields. What the core cannot run (rope scalings other than YaRN and Llama 3.1's,
+ * sliding windows, other activations) is refused with the field named rather than silently
+ * computed wrong.
  */
 import { SwerlError, invalidArg } from '../errors.js';
 import type { NativeModelConfig } from '../native.js';
+import { resolveRopeScaling } from './rope-scaling.js';
 
 export type ModelType = 'qwen3' | 'qwen2' | 'llama';
 const MODEL_TYPES: readonly ModelType[] = ['qwen3', 'qwen2', 'llama'];
@@ -93,9 +95,8 @@ export function resolveModelConfig(value: unknown, where = 'config'): ResolvedMo
 
   const hiddenAct = config.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') throw unsupported(where, 'hidden_act', hiddenAct, 'only "silu" (SwiGLU) is implemented');
-  const ropeScaling = config.rope_scaling as { rope_type?: string; type?: string } | null | undefined;
-  if (ropeScaling != null && (ropeScaling.rope_type ?? ropeScaling.type) !== 'default')
-    throw unsupported(where, 'rope_scaling', ropeScaling, 'remove rope_scaling (plain rotary embeddings only)');
+  const maxPositions = config.max_position_embeddings == null ? undefined : integer(config, 'max_position_embeddings', 1, where);
+  const ropeScaling = resolveRopeScaling(config.rope_scaling, maxPositions, `${where}.rope_scaling`);
   if (config.use_sliding_window === true)
     throw unsupported(where, 'use_sliding_window', true, 'set use_sliding_window to false (full attention only)');
   if (config.mlp_bias === true) throw unsupported(where, 'mlp_bias', true, 'only bias-free MLPs are implemented');
@@ -122,6 +123,7 @@ export function resolveModelConfig(value: unknown, where = 'config'): ResolvedMo
     tieWordEmbeddings,
     qkNorm: type === 'qwen3',
     attentionBias: type === 'qwen2',
+    ropeScaling,
   };
   const hf: HfModelConfig = {
     ...(config as HfModelConfig),

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { SwerlError } from '../errors.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import { presetConfig } from '../model/model-config.js';
+import { assertWithinContext } from '../model/rope-scaling.js';
 import { NativePolicy } from '../model/native-policy.js';
 import type { NativePolicyLoadOptions } from '../model/native-policy-options.js';
 import { agentOptions } from './collect.js';
@@ -96,6 +97,20 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
   const fresh = config.model.preset
     ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
     : await NativePolicy.load(config.model.path!, options);
+  if (config.model.path !== undefined) {
+    // A checkpoint's context is what it was trained (or rope-scaled) for; presets from scratch have none.
+    try {
+      assertWithinContext(
+        config.rollout.promptBudget + config.rollout.responseBudget,
+        fresh.config.hf.max_position_embeddings,
+        'config.rollout.promptBudget + responseBudget',
+        'lower the budgets, or give the model a longer context (rope_scaling: yarn in its config.json, as Qwen3 does for 131072)',
+      );
+    } catch (error) {
+      fresh.dispose();
+      throw error;
+    }
+  }
   const tasks = config.tasks;
   if (tasks.kind === 'frozenlake' && tasks.formatWarmupSteps > 0) {
     await formatWarmup(fresh, source, {

@@ -24,6 +24,49 @@ export interface ReferenceConfig {
   qkNorm: boolean;
   /** Qwen2: biases on q_proj, k_proj, v_proj (never on o_proj). */
   attentionBias: boolean;
+  /** Long-context rotary scaling, as config.json's rope_scaling holds it (absent: plain RoPE). */
+  ropeScaling?: ReferenceRopeScaling;
+}
+
+/** YaRN (Peng et al. 2023, as transformers applies it) or Llama 3.1's frequency bands. */
+export type ReferenceRopeScaling =
+  | { type: 'yarn'; factor: number; originalMaxPositions: number; betaFast?: number; betaSlow?: number; attentionFactor?: number }
+  | { type: 'llama3'; factor: number; originalMaxPositions: number; lowFreqFactor: number; highFreqFactor: number };
+
+/**
+ * The rotary inverse frequencies theta^(-2i/d), i < d/2, in float64, under the scaling, and the
+ * factor on cos and sin. YaRN: a pair that turns fewer than beta_slow times over the original
+ * context is interpolated (frequency / factor), more than beta_fast times kept, linearly
+ * blended between (on whole dims); cos and sin are scaled by 0.1 ln(factor) + 1. Llama 3.1:
+ * wavelengths above original / low_freq_factor are divided by factor, below original /
+ * high_freq_factor kept, blended by (original / wavelength - low) / (high - low) between.
+ */
+export function rotaryFrequencies(config: ReferenceConfig): { invFreq: Float64Array; scale: number } {
+  const d = config.headDim;
+  const base = Float64Array.from({ length: d / 2 }, (_, i) => config.ropeTheta ** (-(2 * i) / d));
+  const r = config.ropeScaling;
+  if (r === undefined) return { invFreq: base, scale: 1 };
+  if (r.type === 'yarn') {
+    const dimFor = (rotations: number) => (d * Math.log(r.originalMaxPositions / (rotations * 2 * Math.PI))) / (2 * Math.log(config.ropeTheta));
+    const low = Math.max(Math.floor(dimFor(r.betaFast ?? 32)), 0);
+    let high = Math.min(Math.ceil(dimFor(r.betaSlow ?? 1)), d - 1);
+    if (high === low) high += 0.001;
+    const invFreq = base.map((f, i) => {
+      const kept = 1 - Math.min(1, Math.max(0, (i - low) / (high - low)));  // 1: as trained, 0: interpolated
+      return (f / r.factor) * (1 - kept) + f * kept;
+    });
+    return { invFreq, scale: r.attentionFactor ?? (r.factor > 1 ? 0.1 * Math.log(r.factor) + 1 : 1) };
+  }
+  const lowWavelength = r.originalMaxPositions / r.lowFreqFactor;
+  const highWavelength = r.originalMaxPositions / r.highFreqFactor;
+  const invFreq = base.map((f) => {
+    const wavelength = (2 * Math.PI) / f;
+    if (wavelength < highWavelength) return f;
+    if (wavelength > lowWavelength) return f / r.factor;
+    const smooth = (r.originalMaxPositions / wavelength - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
+    return (1 - smooth) * (f / r.factor) + smooth * f;
+  });
+  return { invFreq, scale: 1 };
 }
 
 type Weights = Map<string, ArrayLike<number>>;
@@ -72,15 +115,15 @@ export function rmsNorm(x: ArrayLike<number>, weight: ArrayLike<number>, eps: nu
  * x * cos + rotate_half(x) * sin, with angles position * theta^(-2i/d) for i < d/2 repeated
  * as cat(freqs, freqs), and rotate_half(x) = cat(-x[d/2:], x[:d/2]).
  */
-export function applyRotary(x: ArrayLike<number>, position: number, theta: number): Float64Array {
+export function applyRotary(x: ArrayLike<number>, position: number, rotary: number | { invFreq: Float64Array; scale: number }): Float64Array {
   const d = x.length;
   const half = d / 2;
+  const { invFreq, scale } = typeof rotary === 'number' ? { invFreq: Float64Array.from({ length: half }, (_, i) => rotary ** (-(2 * i) / d)), scale: 1 } : rotary;
   const out = new Float64Array(d);
   for (let j = 0; j < d; j++) {
-    const i = j % half;
-    const angle = position / theta ** ((2 * i) / d);
+    const angle = position * invFreq[j % half]!;
     const rotated = j < half ? -x[j + half]! : x[j - half]!;
-    out[j] = x[j]! * Math.cos(angle) + rotated * Math.sin(angle);
+    out[j] = scale * (x[j]! * Math.cos(angle) + rotated * Math.sin(angle));
   }
   return out;
 }
@@ -134,6 +177,7 @@ function attention(config: ReferenceConfig, weights: Weights, p: string, x: Floa
   const D = config.headDim;
   const T = x.length;
 
+  const rotary = rotaryFrequencies(config);
   /** [T][count][D]: the projection of every token, split into heads. */
   const project = (proj: string, count: number): Float64Array[][] =>
     x.map((row) => {
@@ -145,7 +189,7 @@ function attention(config: ReferenceConfig, weights: Weights, p: string, x: Floa
     heads.map((row, t) =>
       row.map((head) => {
         const normed = config.qkNorm ? rmsNorm(head, w(`${p}.self_attn.${norm}.weight`), config.rmsNormEps) : head;
-        return applyRotary(normed, positions[t]!, config.ropeTheta);
+        return applyRotary(normed, positions[t]!, rotary);
       }),
     );
   const q = normAndRotate(project('q_proj', config.numHeads), 'q_norm');

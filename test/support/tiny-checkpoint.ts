@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import type { HfModelConfig, ModelType } from '../../lib/model/model-config.js';
 import { writeSafetensorsCheckpoint, type SafetensorsDtype } from '../../lib/model/safetensors.js';
-import { referenceParameterShapes, type ReferenceConfig } from '../reference/qwen3.js';
+import { referenceParameterShapes, type ReferenceConfig, type ReferenceRopeScaling } from '../reference/qwen3.js';
 import type { Rng } from '../reference/random.js';
 import { writeTinyTokenizer } from './tiny-tokenizer.js';
 
@@ -38,7 +38,7 @@ function bf16Bytes(values: Float32Array): Uint8Array {
 export async function writeTinyCheckpoint(
   dir: string,
   rng: Rng,
-  options: { modelType?: ModelType; tied?: boolean; dtype?: 'F32' | 'BF16'; maxShardBytes?: number; layers?: number; tokenizer?: boolean } = {},
+  options: { modelType?: ModelType; tied?: boolean; dtype?: 'F32' | 'BF16'; maxShardBytes?: number; layers?: number; tokenizer?: boolean; ropeScaling?: { hf: Record<string, unknown>; reference: ReferenceRopeScaling; maxPositions: number } } = {},
 ): Promise<TinyCheckpoint> {
   const modelType = options.modelType ?? 'qwen3';
   const tied = options.tied ?? modelType === 'qwen3';
@@ -59,7 +59,8 @@ export async function writeTinyCheckpoint(
     rms_norm_eps: 1e-6,
     tie_word_embeddings: tied,
     hidden_act: 'silu',
-    max_position_embeddings: 4096,
+    max_position_embeddings: options.ropeScaling?.maxPositions ?? 4096,
+    ...(options.ropeScaling ? { rope_scaling: options.ropeScaling.hf } : {}),
     torch_dtype: dtype === 'BF16' ? 'bfloat16' : 'float32',
   };
   if (modelType === 'llama') delete config.head_dim;
@@ -76,6 +77,7 @@ export async function writeTinyCheckpoint(
     tieWordEmbeddings: tied,
     qkNorm: modelType === 'qwen3',
     attentionBias: modelType === 'qwen2',
+    ...(options.ropeScaling ? { ropeScaling: options.ropeScaling.reference } : {}),
   };
   const weights = new Map<string, Float32Array>();
   for (const [name, shape] of referenceParameterShapes(reference)) {

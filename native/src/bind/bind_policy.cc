@@ -30,6 +30,24 @@ ModelConfig read_config(const Napi::Object& o) {
   c.tie_word_embeddings = bool_field(o, "tieWordEmbeddings");
   c.qk_norm = bool_field(o, "qkNorm");
   c.attention_bias = bool_field(o, "attentionBias");
+  if (has_field(o, "ropeScaling")) {
+    if (!o.Get("ropeScaling").IsObject()) throw_invalid("config.ropeScaling must be an object");
+    const Napi::Object r = o.Get("ropeScaling").As<Napi::Object>();
+    const std::string kind = string_field(r, "kind");
+    if (kind == "yarn") c.rope_scaling.kind = RopeScaling::Kind::Yarn;
+    else if (kind == "llama3") c.rope_scaling.kind = RopeScaling::Kind::Llama3;
+    else if (kind != "none") throw_invalid("config.ropeScaling.kind must be 'none', 'yarn' or 'llama3'");
+    if (c.rope_scaling.kind != RopeScaling::Kind::None) {
+      c.rope_scaling.factor = number_field(r, "factor");
+      c.rope_scaling.original_max_positions = number_field(r, "originalMaxPositions");
+      c.rope_scaling.attention_factor = number_field(r, "attentionFactor");
+      c.rope_scaling.beta_fast = number_field(r, "betaFast");
+      c.rope_scaling.beta_slow = number_field(r, "betaSlow");
+      c.rope_scaling.truncate = bool_field(r, "truncate");
+      c.rope_scaling.low_freq_factor = number_field(r, "lowFreqFactor");
+      c.rope_scaling.high_freq_factor = number_field(r, "highFreqFactor");
+    }
+  }
   check_model_config(c);
   return c;
 }

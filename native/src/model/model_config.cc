@@ -20,6 +20,14 @@ void check_model_config(const ModelConfig& c) {
   if (c.head_dim % 2 != 0) throw_invalid("config.headDim must be even (rotary embeddings)");
   if (!(c.rope_theta > 0)) throw_invalid("config.ropeTheta must be > 0");
   if (!(c.rms_norm_eps > 0)) throw_invalid("config.rmsNormEps must be > 0");
+  const RopeScaling& r = c.rope_scaling;
+  if (r.kind != RopeScaling::Kind::None) {
+    if (!(r.factor >= 1)) throw_invalid("config.ropeScaling.factor must be >= 1");
+    if (!(r.original_max_positions >= 1)) throw_invalid("config.ropeScaling.originalMaxPositions must be >= 1");
+    if (!(r.attention_factor > 0)) throw_invalid("config.ropeScaling.attentionFactor must be > 0");
+  }
+  if (r.kind == RopeScaling::Kind::Llama3 && !(r.high_freq_factor > r.low_freq_factor))
+    throw_invalid("config.ropeScaling.highFreqFactor must be > lowFreqFactor");
 }
 
 std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {

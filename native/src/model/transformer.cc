@@ -9,6 +9,7 @@
 
 #include "core/swerl_error.h"
 #include "model/attention.h"
+#include "model/rope.h"
 
 namespace swerl {
 
@@ -62,12 +63,9 @@ Transformer::Transformer(const ModelConfig& config, at::Device device, at::Scala
         get(p + "post_attention_layernorm.weight"), get(p + "mlp.gate_proj.weight"),
         get(p + "mlp.up_proj.weight"), get(p + "mlp.down_proj.weight")});
   }
-  // Hugging Face computes the inverse frequencies in float32; so do we.
-  const int64_t D = config_.head_dim;
-  inv_freq_ = at::pow(config_.rope_theta,
-                      at::arange(0, D, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) / double(D))
-                  .reciprocal()
-                  .to(device_);
+  const RotaryFrequencies rotary = rotary_frequencies(config_);
+  inv_freq_ = rotary.inv_freq.to(device_);
+  rotary_attention_factor_ = rotary.attention_factor;
 }
 
 int64_t Transformer::parameter_index(const std::string& name) const {
@@ -85,8 +83,14 @@ at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) 
 void Transformer::rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const {
   const at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [..., D/2]
   const at::Tensor angles = at::cat({freqs, freqs}, -1);
-  cos = angles.cos().to(dtype_);
-  sin = angles.sin().to(dtype_);
+  if (rotary_attention_factor_ == 1.0) {
+    cos = angles.cos().to(dtype_);
+    sin = angles.sin().to(dtype_);
+  } else {
+    // YaRN's mscale, on cos and sin in float32 before the cast, as Hugging Face applies it.
+    cos = (angles.cos() * rotary_attention_factor_).to(dtype_);
+    sin = (angles.sin() * rotary_attention_factor_).to(dtype_);
+  }
 }
 
 at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,

@@ -65,6 +65,7 @@ class Transformer {
   std::vector<ParameterSpec> specs_;
   std::vector<at::Tensor> parameters_;
   at::Tensor embed_, final_norm_, lm_head_, inv_freq_;
+  double rotary_attention_factor_ = 1.0;  // YaRN's factor on cos and sin (model/rope.h)
   std::vector<LayerWeights> layers_;
 };
 

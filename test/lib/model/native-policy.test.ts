@@ -63,6 +63,35 @@ t.test('the native forward matches an independent float64 reference (Qwen3, Qwen
   }
 });
 
+t.test('long-context rope scaling (YaRN as Qwen3 ships it, Llama 3.1) matches the float64 reference', async (t) => {
+  // Original contexts small enough that the tiny head's frequencies fall on every side of the
+  // scalings' bands, and positions up to 48 that turn the fast pairs many times.
+  const cases = [
+    { name: 'yarn', modelType: 'qwen3' as const, hf: { rope_type: 'yarn', factor: 4.0, original_max_position_embeddings: 64 }, reference: { type: 'yarn' as const, factor: 4, originalMaxPositions: 64 }, maxPositions: 256 },
+    { name: 'yarn, beta and attention factor given', modelType: 'qwen2' as const, hf: { type: 'yarn', factor: 2.5, original_max_position_embeddings: 100, beta_fast: 16, beta_slow: 2, attention_factor: 1.3 }, reference: { type: 'yarn' as const, factor: 2.5, originalMaxPositions: 100, betaFast: 16, betaSlow: 2, attentionFactor: 1.3 }, maxPositions: 250 },
+    { name: 'llama3', modelType: 'llama' as const, hf: { rope_type: 'llama3', factor: 8.0, original_max_position_embeddings: 64, low_freq_factor: 1.0, high_freq_factor: 4.0 }, reference: { type: 'llama3' as const, factor: 8, originalMaxPositions: 64, lowFreqFactor: 1, highFreqFactor: 4 }, maxPositions: 512 },
+  ];
+  for (const c of cases) {
+    const ckpt = await writeTinyCheckpoint(path.join(t.testdir(), c.name.replace(/\W+/g, '-')), rng, { modelType: c.modelType, ropeScaling: { hf: c.hf, reference: c.reference, maxPositions: c.maxPositions } });
+    const policy = await NativePolicy.load(ckpt.dir);
+    t.teardown(() => policy.dispose());
+    const V = ckpt.reference.vocabSize;
+    const ids = randomTokens(48, V);
+    const [native] = await policy.logprobs([ids]);
+    const logits = qwen3LogitsF64(ckpt.reference, ckpt.weights, ids);
+    const plain = qwen3LogitsF64({ ...ckpt.reference, ropeScaling: undefined }, ckpt.weights, ids);
+    let worst = 0;
+    let scalingMatters = 0;
+    for (let j = 1; j < ids.length; ++j) {
+      const expected = logSoftmaxRow(logits, j - 1, V)[ids[j]!]!;
+      worst = Math.max(worst, Math.abs(native![j]! - expected));
+      scalingMatters = Math.max(scalingMatters, Math.abs(expected - logSoftmaxRow(plain, j - 1, V)[ids[j]!]!));
+    }
+    t.ok(scalingMatters > 1e-2, `${c.name}: the scaling changes the logprobs (by up to ${scalingMatters.toFixed(3)})`);
+    t.ok(worst < 2e-4, `${c.name}: logprobs within 2e-4 of float64 (max |Δ| ${worst.toExponential(2)})`);
+  }
+});
+
 t.test('KV-cache sampling logprobs equal a full forward of the same tokens', async (t) => {
   const policy = await NativePolicy.load(TINY, { seed: rng.int(1000), maxBatchSize: 5 });
   t.teardown(() => policy.dispose());
@@ -330,7 +359,11 @@ t.test('bad configs, checkpoints and options give clear errors', async (t) => {
   };
   await bad(() => NativePolicy.load({ ...TINY, model_type: 'gpt2' as never }), 'ERR_SWERL_INVALID_ARG', /config\.model_type.*qwen3/, 'unknown model_type');
   await bad(() => NativePolicy.load({ ...TINY, hidden_size: 0 }), 'ERR_SWERL_INVALID_ARG', /config\.hidden_size/, 'zero hidden_size');
-  await bad(() => NativePolicy.load({ ...TINY, rope_scaling: { rope_type: 'yarn', factor: 4 } }), 'ERR_SWERL_INVALID_ARG', /config\.rope_scaling/, 'rope scaling');
+  await bad(() => NativePolicy.load({ ...TINY, rope_scaling: { rope_type: 'dynamic', factor: 4 } }), 'ERR_SWERL_INVALID_ARG', /config\.rope_scaling\.rope_type = "dynamic" is not supported.*use "yarn"/, 'an unsupported rope scaling');
+  await bad(() => NativePolicy.load({ ...TINY, max_position_embeddings: 40960, rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 32768 } }), 'ERR_SWERL_INVALID_ARG', /config\.rope_scaling has factor 4 x original_max_position_embeddings 32768 = 131072, but max_position_embeddings is 40960; set max_position_embeddings to 131072/, 'YaRN whose fields disagree');
+  await bad(() => NativePolicy.load({ ...TINY, rope_scaling: { rope_type: 'yarn', factor: 0.5 } }), 'ERR_SWERL_INVALID_ARG', /config\.rope_scaling\.factor must be a finite number >= 1/, 'a factor below 1');
+  await bad(() => NativePolicy.load({ ...TINY, rope_scaling: { rope_type: 'llama3', factor: 8, original_max_position_embeddings: 8192, low_freq_factor: 4, high_freq_factor: 1 } }), 'ERR_SWERL_INVALID_ARG', /high_freq_factor \(1\) must be > low_freq_factor \(4\)/, 'llama3 bands the wrong way round');
+  await bad(() => NativePolicy.load({ ...TINY, rope_scaling: { rope_type: 'yarn', factor: 4, fast: 1 } }), 'ERR_SWERL_INVALID_ARG', /config\.rope_scaling\.fast is not a field of yarn rope scaling/, 'a misspelt field');
   await bad(() => NativePolicy.load({ ...TINY, num_key_value_heads: 3 }), 'ERR_SWERL_INVALID_ARG', /num_key_value_heads/, 'heads not divisible');
   await bad(() => NativePolicy.load({ ...TINY, vocab_size: 100 }), 'ERR_SWERL_INVALID_ARG', /config\.vocab_size.*tokenizer/, 'vocabulary smaller than the tokenizer');
   await bad(() => NativePolicy.load(TINY, { lr: 1 } as never), 'ERR_SWERL_INVALID_ARG', /options\.lr is not a known option/, 'unknown option');

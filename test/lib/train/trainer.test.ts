@@ -278,3 +278,18 @@ t.test('a policy whose numbers went non-finite stops the run with an error namin
   });
   t.same(metricsRows(dir).map((r) => r.step), [1], 'step 2 left no metrics');
 });
+
+t.test("budgets past a checkpoint's max_position_embeddings are refused before any rollout", async (t) => {
+  const { writeTinyCheckpoint } = await import('../../support/tiny-checkpoint.js');
+  const { Rng } = await import('../../reference/random.js');
+  const tmp = t.testdir();
+  const model = await writeTinyCheckpoint(path.join(tmp, 'model'), new Rng(7));
+  const dir = path.join(tmp, 'run');
+  const c = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  const events: TrainEvent[] = [];
+  await t.rejects(
+    train({ ...c, model: { path: model.dir, threads: 1 }, rollout: { ...c.rollout, promptBudget: 1024, responseBudget: 4000 } }, { onEvent: (e) => events.push(e) }),
+    { code: 'ERR_SWERL_INVALID_ARG', message: /^config\.rollout\.promptBudget \+ responseBudget allows 5024 tokens, more than the model's max_position_embeddings \(4096\); lower the budgets, or give the model a longer context \(rope_scaling: yarn/ },
+  );
+  t.notOk(events.some((e) => e.type === 'rollouts'), 'no rollout ran');
+});
