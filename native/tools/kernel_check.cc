@@ -1,4 +1,4 @@
-// swerl_kernel_check: the fused loss, advantages and token weights on one device (the CPU
+// swerl_kernel_check: the fused loss, advantages, token weights and causal attention on one device (the CPU
 // twin, or the CUDA kernels) against float64 references on fresh random inputs. Outputs and
 // workspaces are poisoned with NaN bytes before every run, so a value the kernels fail to
 // write shows. Runs without Node (GPU machines may have none):
@@ -26,6 +26,7 @@
 #include "math/advantages.h"
 #include "math/cuda_math.h"
 #include "math/token_weights.h"
+#include "model/attention.h"
 
 namespace {
 
@@ -407,6 +408,39 @@ void check_token_weights(const at::Device& device, at::Generator& gen) {
   }
 }
 
+// Causal grouped-query attention (the blockwise path on libtorch 1.x, SDPA's is_causal on 2.x)
+// against the dense formula in float64: softmax(q k^T / sqrt(D) + causal mask) v with each KV
+// head repeated for its queries; outputs and the gradients of a random projection of them.
+void check_causal_attention(const at::Device& device, at::Generator& gen) {
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  struct Shape { int64_t B, nh, nkv, T, D, block; };
+  // T over four blocks takes the blockwise path; the last shape, under four blocks, the dense one.
+  for (const Shape& s : {Shape{2, 4, 2, 70, 16, 8}, Shape{1, 6, 3, 130, 8, 16}, Shape{1, 2, 2, 33, 8, 64}}) {
+    const at::Tensor q0 = at::randn({s.B, s.nh, s.T, s.D}, gen, f32), k0 = at::randn({s.B, s.nkv, s.T, s.D}, gen, f32);
+    const at::Tensor v0 = at::randn({s.B, s.nkv, s.T, s.D}, gen, f32), w = at::randn({s.B, s.nh, s.T, s.D}, gen, f32);
+    const std::string label = device.str() + " causal attention B=" + std::to_string(s.B) + " heads=" + std::to_string(s.nh) + "/" +
+                              std::to_string(s.nkv) + " T=" + std::to_string(s.T) + " block=" + std::to_string(s.block);
+    at::Tensor q = q0.to(device).requires_grad_(), k = k0.to(device).requires_grad_(), v = v0.to(device).requires_grad_();
+    const at::Tensor out = causal_attention(q, k, v, s.block);
+    const auto grads = torch::autograd::grad({(out * w.to(device)).sum()}, {q, k, v});
+
+    at::Tensor rq = q0.to(at::kDouble).requires_grad_(), rk = k0.to(at::kDouble).requires_grad_(), rv = v0.to(at::kDouble).requires_grad_();
+    const int64_t g = s.nh / s.nkv;
+    const at::Tensor ek = rk.repeat_interleave(g, 1), ev = rv.repeat_interleave(g, 1);
+    const at::Tensor allowed = at::ones({s.T, s.T}, at::TensorOptions().dtype(at::kBool)).tril();
+    const at::Tensor scores = at::matmul(rq, ek.transpose(-1, -2)) / std::sqrt(double(s.D));
+    const at::Tensor expected = at::matmul(at::softmax(scores.masked_fill(allowed.logical_not(), -INFINITY), -1), ev);
+    const auto ref = torch::autograd::grad({(expected * w.to(at::kDouble)).sum()}, {rq, rk, rv});
+    auto rel = [](const at::Tensor& a, const at::Tensor& e) {
+      return ((a.cpu().to(at::kDouble) - e).norm() / e.norm()).item<double>();
+    };
+    check(rel(out.detach(), expected.detach()) <= 1e-5, label + ": output relative L2 " + fmt(rel(out.detach(), expected.detach())));
+    const char* names[] = {"dQ", "dK", "dV"};
+    for (int i = 0; i < 3; ++i)
+      check(rel(grads[i], ref[i]) <= 1e-5, label + ": " + names[i] + " relative L2 " + fmt(rel(grads[i], ref[i])));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -435,6 +469,7 @@ int main(int argc, char** argv) {
     check_fused_loss(device, gen, large);
     check_advantages(device, gen);
     check_token_weights(device, gen);
+    check_causal_attention(device, gen);
   } catch (const std::exception& e) {
     check(false, std::string("exception: ") + e.what());
   }

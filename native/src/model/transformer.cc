@@ -150,9 +150,8 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 
 at::Tensor Transformer::layer_for_checkpoint(int64_t index, const at::Tensor& x,
                                              const at::Tensor& cos, const at::Tensor& sin) const {
-  const at::Tensor causal = causal_mask(x.size(1), device_);
   return layer(index, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-    return grouped_query_attention(q, k, v, causal);
+    return causal_attention(q, k, v);
   });
 }
 
@@ -162,13 +161,12 @@ at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint) const {
   at::Tensor cos, sin;
   rotary_tables(positions, cos, sin);  // [T, D], broadcast over batch and heads
   at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
-  const at::Tensor causal = causal_mask(T, device_);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     if (checkpoint && x.requires_grad()) {
       x = CheckpointedLayer::apply(x, cos, sin, i, reinterpret_cast<int64_t>(this))[0];
     } else {
       x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-        return grouped_query_attention(q, k, v, causal);
+        return causal_attention(q, k, v);
       });
     }
   }
@@ -181,12 +179,11 @@ at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t f
   at::Tensor cos, sin;
   rotary_tables(positions, cos, sin);
   at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
-  const at::Tensor causal = causal_mask(T, device_);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
       cache.keys(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(k);
       cache.values(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(v);
-      return grouped_query_attention(q, k, v, causal);
+      return causal_attention(q, k, v);
     });
   }
   return rms_norm(x, final_norm_);
