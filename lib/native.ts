@@ -124,6 +124,19 @@ export interface NativeParameterSpec {
 export type NativeDtype = 'F32' | 'BF16' | 'F16';
 export type NativeStateKind = 'parameter' | 'exp_avg' | 'exp_avg_sq';
 
+/** The generator's prefix cache (native/src/model/prefix_cache.h), counted since the policy was made. */
+export interface NativePrefixCacheStats {
+  /** Prompts admitted while the cache was on, and those that reused a stored prefix. */
+  lookups: number;
+  hits: number;
+  /** Positions copied from the cache, and positions prefilled. */
+  reusedTokens: number;
+  prefilledTokens: number;
+  evictions: number;
+  entries: number;
+  bytes: number;
+}
+
 export interface NativeGenerationRequest {
   id: number;
   prompt: Int32Array;
@@ -189,7 +202,7 @@ export interface NativePolicyHandle {
   generateStep(step: {
     release: Float64Array;
     admit: NativeGenerationRequest[];
-  }): Promise<{ ids: Float64Array; tokens: Int32Array; logprobs: Float32Array }>;
+  }): Promise<{ ids: Float64Array; tokens: Int32Array; logprobs: Float32Array; prefixCache: NativePrefixCacheStats }>;
   logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number }): Promise<Float32Array>;
   trainStep(batch: NativeTrainBatch, options: NativeTrainOptions): Promise<NativeTrainResult>;
   dispose(): void;
@@ -198,7 +211,7 @@ export interface NativePolicyHandle {
 export interface NativeAddon {
   PolicyHandle: new (
     config: NativeModelConfig,
-    options: { device: string; computeDtype: NativeDtype },
+    options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number },
   ) => NativePolicyHandle;
   parameterSpecs(config: NativeModelConfig): NativeParameterSpec[];
 

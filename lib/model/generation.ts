@@ -5,7 +5,7 @@
  * One native step at a time; each step runs off the event loop.
  */
 import { SwerlError } from '../errors.js';
-import type { NativeGenerationRequest, NativePolicyHandle } from '../native.js';
+import type { NativeGenerationRequest, NativePolicyHandle, NativePrefixCacheStats } from '../native.js';
 import type { FinishReason, Generation } from '../types/policy.js';
 
 /** A request as the scheduler takes it: validated and defaulted. */
@@ -39,6 +39,8 @@ export class GenerationScheduler {
   private readonly toRelease: number[] = [];
   private loop: Promise<void> | undefined;
   private paused = 0;
+  /** The prefix cache's counters after the last step. */
+  prefixCache: NativePrefixCacheStats = { lookups: 0, hits: 0, reusedTokens: 0, prefilledTokens: 0, evictions: 0, entries: 0, bytes: 0 };
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -158,6 +160,7 @@ export class GenerationScheduler {
         this.notifyIdle();
         continue;
       }
+      this.prefixCache = step.prefixCache;
       for (let i = 0; i < step.ids.length; ++i) {
         const p = this.running.get(step.ids[i]!);
         if (!p) continue;  // cancelled while the step ran

@@ -48,6 +48,11 @@ export interface NativePolicyOptions {
   loadOptimizerState: boolean;
   /** Sequences decoded together at most. */
   maxBatchSize: number;
+  /**
+   * Finished sequences' keys and values kept for prompts that extend them (an agent's next
+   * turn prefills only its new tokens), least recently used first out; 0 turns it off.
+   */
+  prefixCacheBytes: number;
   /** libtorch intra-op threads; 0 = every core. */
   threads?: number;
 }
@@ -88,6 +93,8 @@ export const MODEL_FIELDS = {
   initStd: { type: 'number', exclusiveMinimum: 0, maximum: 0.2, default: 0.02 },
   microBatchTokens: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 8192 },
   maxBatchSize: { type: 'integer', minimum: 1, maximum: 4096, default: 64 },
+  // 1 GiB: an 8k-token conversation of Qwen3-0.6B (bf16) takes 0.9 GB; the small presets, MBs.
+  prefixCacheBytes: { type: 'integer', minimum: 0, maximum: 2 ** 50, default: 2 ** 30 },
   activationCheckpointing: { type: 'boolean', default: false },
   threads: { type: 'integer', minimum: 0, maximum: MAX_THREADS },
   maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6, default: 1 },

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { SwerlError, invalidArg } from '../errors.js';
 import { isResolvedLossOptions, resolveLossOptions, type PolicyLossOptions, type PolicyLossStats, type ResolvedLossOptions } from '../math/policy-loss.js';
 import { float32Array, int32Array } from '../math/validate.js';
-import { native, type NativeDtype, type NativePolicyHandle, type NativeTrainBatch } from '../native.js';
+import { native, type NativeDtype, type NativePolicyHandle, type NativePrefixCacheStats, type NativeTrainBatch } from '../native.js';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import { GenerationScheduler } from './generation.js';
 import type { Generation } from '../types/policy.js';
@@ -145,7 +145,7 @@ export class NativePolicy {
     const computeDtype = opts.computeDtype ?? (opts.device === 'cpu' ? 'float32' : 'bfloat16');
     if (opts.device !== 'cpu' && !native().buildInfo().cuda)
       throw invalidArg('options.device', `is ${opts.device} but the native addon was built without CUDA`, 'use device "cpu", or build swerl against a CUDA libtorch with nvcc on PATH');
-    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]! });
+    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]!, prefixCacheBytes: opts.prefixCacheBytes });
 
     const carried: Record<string, string> = {};
     try {
@@ -176,6 +176,11 @@ export class NativePolicy {
   /** Sequences decoding now, and requests waiting to join the batch. */
   get load(): { running: number; waiting: number } {
     return this.#scheduler.load;
+  }
+
+  /** The prefix cache's counters as of the last generation step (hit rate = hits / lookups). */
+  get prefixCache(): NativePrefixCacheStats {
+    return this.#scheduler.prefixCache;
   }
 
   /**

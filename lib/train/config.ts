@@ -43,6 +43,8 @@ export interface ModelConfig {
   computeDtype?: 'float32' | 'bfloat16' | 'float16';
   microBatchTokens: number;
   maxBatchSize: number;
+  /** Keys and values of finished turns kept for the next turn's prompt (bytes; 0: off). */
+  prefixCacheBytes: number;
   activationCheckpointing: boolean;
   /** libtorch threads (0 = every core). */
   threads?: number;

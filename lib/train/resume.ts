@@ -30,6 +30,7 @@ function policyOptions(config: TrainConfig, totalSteps: number, loadOptimizerSta
     initStd: m.initStd,
     microBatchTokens: m.microBatchTokens,
     maxBatchSize: m.maxBatchSize,
+    prefixCacheBytes: m.prefixCacheBytes,
     activationCheckpointing: m.activationCheckpointing,
     ...(m.threads !== undefined ? { threads: m.threads } : {}),
     maxGradNorm: o.maxGradNorm,

@@ -6,6 +6,7 @@
 import { sampledTokens } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { TrainStepResult } from '../model/native-policy.js';
+import type { NativePrefixCacheStats } from '../native.js';
 import { solveCounts, type ShapedBatch } from './batch.js';
 
 export function mean(values: readonly number[]): number {
@@ -121,4 +122,19 @@ export function stepWarnings(trajectories: readonly Trajectory[], metrics: Recor
     );
   }
   return warnings;
+}
+
+/** The prefix cache over one step's rollouts: how many prompts reused a stored prefix, and how much. */
+export function prefixCacheDelta(now: NativePrefixCacheStats, before: NativePrefixCacheStats): Record<string, number> {
+  const lookups = now.lookups - before.lookups;
+  const reused = now.reusedTokens - before.reusedTokens;
+  const prefilled = now.prefilledTokens - before.prefilledTokens;
+  return {
+    hitRate: lookups > 0 ? (now.hits - before.hits) / lookups : NaN,
+    reusedTokens: reused,
+    prefilledTokens: prefilled,
+    // The share of prompt positions that cost no prefill.
+    reusedFraction: reused + prefilled > 0 ? reused / (reused + prefilled) : NaN,
+    bytes: now.bytes,
+  };
 }

@@ -18,7 +18,7 @@ import { consoleReporter, type TrainEvent } from './progress.js';
 import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
-import { LearningStallDetector, stepMetrics, stepWarnings } from './step-metrics.js';
+import { LearningStallDetector, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
 import { openTaskSource } from './task-source.js';
 import { openTracker } from './tracking/index.js';
 
@@ -120,6 +120,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       }
       const step = state.step + 1;
       const stepStarted = performance.now();
+      const prefixCacheBefore = policy.prefixCache;
       const collected = await collect(config, source, sampler, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }));
       const { rounds } = collected;
       let trajectories = collected.trajectories;
@@ -141,6 +142,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const trainSeconds = (performance.now() - trainStarted) / 1000;
 
       const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds });
+      if (!sampler.remote) metrics.prefixCache = prefixCacheDelta(policy.prefixCache, prefixCacheBefore);
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();

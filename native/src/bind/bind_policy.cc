@@ -157,6 +157,8 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       PolicyOptions options;
       options.device = at::Device(string_field(o, "device"));
       options.compute_dtype = dtype_of(string_field(o, "computeDtype"), "computeDtype");
+      if (has_field(o, "prefixCacheBytes")) options.prefix_cache_bytes = int64_t(number_field(o, "prefixCacheBytes"));
+      if (options.prefix_cache_bytes < 0) throw_invalid("options.prefixCacheBytes must be >= 0");
       at::NoGradGuard no_grad;
       ref_.policy = std::make_shared<Policy>(config, options);
       ref_.device = options.device;
@@ -253,6 +255,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
         std::vector<int64_t> release;
         std::vector<GenerationRequest> admit;
         std::vector<GeneratedToken> out;
+        PrefixCacheStats prefixes;
       };
       auto job = std::make_unique<Job>();
       const Napi::Object o = object_arg(info, 0, "step");
@@ -278,7 +281,10 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       }
       return start_locked(
           info.Env(), std::move(job), /*grad_mode=*/false,
-          [](Policy& p, Job& j) { j.out = p.generator().step(j.release, j.admit); },
+          [](Policy& p, Job& j) {
+            j.out = p.generator().step(j.release, j.admit);
+            j.prefixes = p.generator().prefixes().stats();
+          },
           [](Napi::Env env, Job& j) -> Napi::Value {
             const size_t n = j.out.size();
             Napi::Float64Array ids = Napi::Float64Array::New(env, n);
@@ -293,6 +299,16 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
             out.Set("ids", ids);
             out.Set("tokens", tokens);
             out.Set("logprobs", logprobs);
+            Napi::Object prefixes = Napi::Object::New(env);
+            const PrefixCacheStats& s = j.prefixes;
+            prefixes.Set("lookups", double(s.lookups));
+            prefixes.Set("hits", double(s.hits));
+            prefixes.Set("reusedTokens", double(s.reused_tokens));
+            prefixes.Set("prefilledTokens", double(s.prefilled_tokens));
+            prefixes.Set("evictions", double(s.evictions));
+            prefixes.Set("entries", double(s.entries));
+            prefixes.Set("bytes", double(s.bytes));
+            out.Set("prefixCache", prefixes);
             return out;
           });
     });

@@ -15,6 +15,7 @@ Generator::Generator(const Transformer& model)
 void Generator::reset() {
   sequences_.clear();
   cache_.clear();
+  prefixes_.clear();
 }
 
 void Generator::release(int64_t id) {
@@ -22,6 +23,7 @@ void Generator::release(int64_t id) {
                          [&](const Sequence& s) { return s.id == id; });
   if (it == sequences_.end()) return;  // already gone (cancelled before it was admitted)
   const int64_t slot = it - sequences_.begin(), last = int64_t(sequences_.size()) - 1;
+  prefixes_.store(it->tokens, cache_, slot);
   if (slot != last) {
     cache_.move_slot(last, slot, sequences_[last].length);
     sequences_[slot] = sequences_[last];
@@ -63,11 +65,45 @@ std::vector<GeneratedToken> Generator::decode_all() {
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
   const at::Tensor hidden = model_.decode(at::from_blob(ids.data(), {n}, cpu_long),
                                           at::from_blob(positions.data(), {n}, cpu_long), cache_);
-  for (Sequence& s : sequences_) ++s.length;
+  for (Sequence& s : sequences_) {
+    ++s.length;
+    s.tokens.push_back(s.pending);
+  }
   return sample(hidden, 0);
 }
 
-std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& admit) {
+// Prompts that extend a stored prefix prefill only their remainder, one at a time; the others
+// are prefilled together, right-padded.
+std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& all) {
+  std::vector<GenerationRequest> admit;
+  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> hits;
+  for (const GenerationRequest& r : all) {
+    const PrefixCache::Match m = prefixes_.match(r.prompt);
+    if (m.entry >= 0) hits.emplace_back(&r, m);
+    else admit.push_back(r);
+  }
+  std::vector<GeneratedToken> out = prefill_batch(admit);
+  for (const auto& [request, match] : hits) {
+    std::vector<GeneratedToken> one = extend(*request, match);
+    out.insert(out.end(), one.begin(), one.end());
+  }
+  return out;
+}
+
+std::vector<GeneratedToken> Generator::extend(const GenerationRequest& r, const PrefixCache::Match& match) {
+  const int64_t slot = int64_t(sequences_.size()), length = int64_t(r.prompt.size());
+  cache_.reserve(slot + 1, length + 1);
+  prefixes_.restore(match, cache_, slot);
+  std::vector<int64_t> ids(r.prompt.begin() + match.length, r.prompt.end());
+  const int64_t n = int64_t(ids.size());
+  prefixes_.count_prefilled(n);
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor hidden = model_.extend(at::from_blob(ids.data(), {1, n}, cpu_long), cache_, slot, match.length);
+  sequences_.push_back(Sequence{r.id, length, -1, 0, r.sampling, r.prompt});
+  return sample(hidden.select(0, 0).narrow(0, n - 1, 1), size_t(slot));
+}
+
+std::vector<GeneratedToken> Generator::prefill_batch(const std::vector<GenerationRequest>& admit) {
   const int64_t first = int64_t(sequences_.size()), B = int64_t(admit.size());
   if (B == 0) return {};
   int64_t longest = 0;
@@ -83,8 +119,10 @@ std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationReque
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
   const at::Tensor hidden = model_.prefill(at::from_blob(ids.data(), {B, longest}, cpu_long), cache_, first);
   const at::Tensor rows = at::from_blob(last.data(), {B}, cpu_long).to(model_.device());
-  for (const GenerationRequest& r : admit)
-    sequences_.push_back(Sequence{r.id, int64_t(r.prompt.size()), -1, 0, r.sampling});
+  for (const GenerationRequest& r : admit) {
+    sequences_.push_back(Sequence{r.id, int64_t(r.prompt.size()), -1, 0, r.sampling, r.prompt});
+    if (prefixes_.enabled()) prefixes_.count_prefilled(int64_t(r.prompt.size()));
+  }
   return sample(hidden.reshape({B * longest, hidden.size(2)}).index_select(0, rows), size_t(first));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/kv_cache.h"
+#include "model/prefix_cache.h"
 #include "model/sampler.h"
 #include "model/transformer.h"
 
@@ -34,11 +35,12 @@ class Generator {
   // its next step.
   std::vector<GeneratedToken> step(const std::vector<int64_t>& release,
                                    const std::vector<GenerationRequest>& admit);
-  // Forgets every sequence and frees the cache.
+  // Forgets every sequence, frees the cache and empties the prefix cache (the weights changed).
   void reset();
 
   int64_t active() const { return int64_t(sequences_.size()); }
   int64_t cache_bytes() const { return cache_.bytes(); }
+  PrefixCache& prefixes() { return prefixes_; }
 
  private:
   struct Sequence {
@@ -47,15 +49,19 @@ class Generator {
     int32_t pending;     // sampled, not yet in the cache
     uint64_t draws;      // tokens sampled so far (the random stream's index)
     SamplingParams sampling;
+    std::vector<int32_t> tokens;  // the tokens whose keys and values are in the cache
   };
 
   void release(int64_t id);
   std::vector<GeneratedToken> decode_all();
   std::vector<GeneratedToken> prefill(const std::vector<GenerationRequest>& admit);
+  std::vector<GeneratedToken> prefill_batch(const std::vector<GenerationRequest>& admit);
+  std::vector<GeneratedToken> extend(const GenerationRequest& request, const PrefixCache::Match& match);
   std::vector<GeneratedToken> sample(const at::Tensor& hidden, size_t first);
 
   const Transformer& model_;
   KvCache cache_;
+  PrefixCache prefixes_;
   std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
 };
 

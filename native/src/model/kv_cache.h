@@ -20,6 +20,7 @@ class KvCache {
 
   at::Tensor& keys(int64_t layer) { return keys_[layer]; }      // [slots, kv_heads, cap, D]
   at::Tensor& values(int64_t layer) { return values_[layer]; }  // [slots, kv_heads, cap, D]
+  int64_t layers() const { return layers_; }
   int64_t slot_capacity() const { return slots_; }
   int64_t length_capacity() const { return length_; }
   int64_t bytes() const;

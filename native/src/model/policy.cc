@@ -106,6 +106,7 @@ Policy::Policy(const ModelConfig& config, const PolicyOptions& options)
     : options_(options),
       model_(std::make_unique<Transformer>(config, options.device, options.compute_dtype)),
       generator_(*model_) {
+  generator_.prefixes().set_budget(options.prefix_cache_bytes);
   for (size_t i = 0; i < model_->specs().size(); ++i) {
     const at::Tensor& p = model_->parameters()[i];
     p.requires_grad_(true);

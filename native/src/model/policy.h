@@ -19,6 +19,7 @@ namespace swerl {
 struct PolicyOptions {
   at::Device device = at::kCPU;
   at::ScalarType compute_dtype = at::kFloat;
+  int64_t prefix_cache_bytes = 0;  // finished sequences' keys and values kept for reuse (0: off)
 };
 
 // Sequences packed end to end: sequence i is tokens[offsets[i], offsets[i+1]).

@@ -189,6 +189,25 @@ at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t f
   return rms_norm(x, final_norm_);
 }
 
+at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t slot, int64_t start) const {
+  const int64_t n = ids.size(1), keys = start + n;
+  const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
+  at::Tensor cos, sin;
+  rotary_tables(at::arange(start, keys, long_options), cos, sin);
+  const at::Tensor allowed =
+      (at::arange(keys, long_options).view({1, keys}) <= at::arange(start, keys, long_options).view({n, 1})).view({1, 1, n, keys});
+  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      cache.keys(i).narrow(0, slot, 1).narrow(2, start, n).copy_(k);
+      cache.values(i).narrow(0, slot, 1).narrow(2, start, n).copy_(v);
+      return grouped_query_attention(q, cache.keys(i).narrow(0, slot, 1).narrow(2, 0, keys),
+                                     cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), allowed);
+    });
+  }
+  return rms_norm(x, final_norm_);
+}
+
 at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& positions_in,
                                KvCache& cache) const {
   const int64_t B = ids.size(0);

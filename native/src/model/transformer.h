@@ -42,6 +42,10 @@ class Transformer {
   // Prefill for generation: ids [B, T] right-padded prompts placed into cache slots
   // [first_slot, first_slot + B). Returns hidden states [B, T, H].
   at::Tensor prefill(const at::Tensor& ids, KvCache& cache, int64_t first_slot) const;
+  // Prefills ids [1, n] at positions start.. of cache slot `slot`, whose first `start` positions
+  // already hold the sequence's keys and values (a reused prefix); attends over [0, start + n).
+  // Returns the final hidden states [1, n, H].
+  at::Tensor extend(const at::Tensor& ids, KvCache& cache, int64_t slot, int64_t start) const;
   // One decode step for cache slots 0..B-1: ids [B] at positions [B] (each row's current
   // length). Writes each row's key/value at its position and returns hidden states [B, H].
   at::Tensor decode(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) const;

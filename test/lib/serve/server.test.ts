@@ -253,13 +253,16 @@ t.test('RemotePolicy routing over two servers: round-robin alternates, least-loa
   // The same seeded request: same-sized random models may agree on tokens, never on logprobs.
   const request = { prompt: [7, 8, 9], maxTokens: 30, temperature: 1, seed: 5 };
   const answer = (g: { tokens: Int32Array; logprobs: Float32Array }) => [Array.from(g.tokens), Array.from(g.logprobs)];
+  // The same tokens, and logprobs within 1e-5: a repeated prompt hits the server's prefix
+  // cache, which prefills fewer positions, so the last bits may differ.
+  const same = (a: number[][], b: number[][]) => a[0]!.join() === b[0]!.join() && a[1]!.every((x, i) => Math.abs(x - b[1]![i]!) <= 1e-5);
   const own = await Promise.all(policies.map(async (p) => answer(await p.generate(request))));
   t.notSame(own[0], own[1], 'the two servers hold different weights');
 
   const roundRobin = await RemotePolicy.connect(policy.tokenizer, { servers: servers.map((s) => s.url), routing: 'round-robin' });
   const answers: number[][][] = [];
   for (let i = 0; i < 4; i++) answers.push(answer(await roundRobin.generate(request)));
-  t.same(answers, [own[0], own[1], own[0], own[1]], 'requests alternate between the servers');
+  t.ok(answers.every((a, i) => same(a, own[i % 2]!) && !same(a, own[(i + 1) % 2]!)), 'requests alternate between the servers');
 
   const leastLoaded = await RemotePolicy.connect(policy.tokenizer, { servers: servers.map((s) => s.url) });
   const running = Promise.all(Array.from({ length: 6 }, () => leastLoaded.generate({ prompt: [7, 8, 9], maxTokens: 300, temperature: 1 })));
@@ -271,7 +274,7 @@ t.test('RemotePolicy routing over two servers: round-robin alternates, least-loa
   await servers[1]!.close();
   const survivor = [];
   for (let i = 0; i < 3; i++) survivor.push(answer(await roundRobin.generate(request)));
-  t.same(survivor, [own[0], own[0], own[0]], 'every request is answered by the live server');
+  t.ok(survivor.every((a) => same(a, own[0]!)), 'every request is answered by the live server');
   const none = await RemotePolicy.connect(policy.tokenizer, { servers: [servers[0]!.url], retries: 1 });
   await servers[0]!.close();
   await t.rejects(none.generate(request), { code: 'ERR_SWERL_REMOTE', message: /failed/ }, 'no live server: the error after the retries');
