@@ -140,7 +140,21 @@ function taggedOwnerAlive(rest: string): boolean {
 const CLAIM_DRAFT = '.claim-';
 /** The prefix of a sandbox folder being removed (renamed so before it is emptied). */
 const REMOVING = '.gone-';
-const removingPath = (dir: string) => path.join(path.dirname(dir), `${REMOVING}${path.basename(dir)}`);
+
+/**
+ * Renames a sandbox folder to its REMOVING name before it is emptied, so a process killed
+ * mid-removal leaves a folder the reaper knows for garbage, not one that lost its meta.json
+ * and could be anyone's. Returns the path to remove (the folder itself if it could not move).
+ */
+function retire(dir: string): string {
+  const doomed = path.join(path.dirname(dir), `${REMOVING}${path.basename(dir)}`);
+  try {
+    renameSync(dir, doomed);
+    return doomed;
+  } catch {
+    return dir;  // already gone, or never made
+  }
+}
 
 async function writeMeta(dir: string, meta: SandboxMeta): Promise<void> {
   await fs.writeFile(path.join(dir, 'meta.json.tmp'), JSON.stringify(meta));
@@ -258,7 +272,7 @@ export class LocalSandboxBackend implements SandboxBackend {
     try {
       if (IS_ROOT) {
         // The claim names the id, so a run killed before the meta below is rewritten leaves a
-        // claim the reaper still finds (releaseClaimsOf).
+        // claim the reaper still finds (releaseOrphanClaims).
         uid = await this.claimUid(id);
         await writeMeta(dir, { ...meta, uid });
       }
@@ -296,19 +310,18 @@ export class LocalSandboxBackend implements SandboxBackend {
     }
     const doomed: { dir: string; meta: SandboxMeta }[] = [];
     for (const entry of entries) {
-      const staging = entry.startsWith(STAGING);
       const dir = path.join(this.options.root, entry);
       if (entry.startsWith(REMOVING)) {
         // Its owner was removing it: garbage whoever's it was.
         if (options.label === undefined) doomed.push({ dir, meta: { id: entry.slice(REMOVING.length), uid: -1 } as SandboxMeta });
         continue;
       }
-      if (entry.startsWith('.') && !staging) continue;
-      if (staging) {
+      if (entry.startsWith(STAGING)) {
         // Nothing of the sandbox exists yet but this folder (no claim, mount or process).
         if (options.label === undefined && (options.all || !taggedOwnerAlive(entry.slice(STAGING.length)))) doomed.push({ dir, meta: { id: entry, uid: -1 } as SandboxMeta });
         continue;
       }
+      if (entry.startsWith('.')) continue;
       const meta = await readMeta(dir);
       if (meta === undefined) {
         // A folder of an older layout whose create died before its meta: old enough means abandoned.
@@ -320,18 +333,16 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (options.all || !ownerOf(meta)) doomed.push({ dir, meta });
     }
     unmountOrphanDisks();
-    if (doomed.length === 0) {
-      if (IS_ROOT) await this.releaseOrphanClaims();
-      return 0;
+    if (doomed.length > 0) {
+      const ids = new Set(doomed.map((d) => d.meta.id));
+      for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
+      for (const { dir, meta } of doomed) {
+        unmountDisk(meta.id);
+        removeCgroups(cgroupDirsOf(meta.id, localBounds()));
+        removeTree(dir);
+      }
     }
-    const ids = new Set(doomed.map((d) => d.meta.id));
-    for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);
-    for (const { dir, meta } of doomed) {
-      unmountDisk(meta.id);
-      removeCgroups(cgroupDirsOf(meta.id, localBounds()));
-      removeTree(dir);
-      if (meta.uid >= 0 && IS_ROOT) await this.releaseUid(meta.uid);
-    }
+    // The doomed sandboxes' uids among them: their folders are gone now.
     if (IS_ROOT) await this.releaseOrphanClaims();
     return doomed.length;
   }
@@ -482,15 +493,11 @@ class LocalSandbox implements Sandbox {
     await Promise.all(closing);
     this.confinement.cgroup?.remove();
     unmountDisk(this.id);
-    // Renamed before it is emptied: a process killed mid-removal leaves a folder the reaper
-    // knows for garbage, not one that lost its meta.json and could be anyone's.
-    const doomed = removingPath(this.dir);
-    await fs.rename(this.dir, doomed).catch(() => undefined);
+    const doomed = retire(this.dir);
     // Released while the folder still exists: a claim never outlives its sandbox's folder, so
     // the reaper may release every claim whose folder is gone.
     await this.release();
     await fs.rm(doomed, { recursive: true, force: true }).catch(() => removeTree(doomed));
-    await fs.rm(this.dir, { recursive: true, force: true }).catch(() => removeTree(this.dir));
     this.untrack();
   }
 
@@ -499,15 +506,9 @@ class LocalSandbox implements Sandbox {
     for (const child of this.running) killGroup(child.pid!);
     this.confinement.cgroup?.remove();
     unmountDisk(this.id);
-    const doomed = removingPath(this.dir);
-    try {
-      renameSync(this.dir, doomed);
-    } catch {
-      // Already gone, or never made: removeTree below takes what is there.
-    }
+    const doomed = retire(this.dir);
     if (IS_ROOT) rmSync(path.join(path.dirname(this.dir), '.uids', String(this.uid)), { force: true });
     removeTree(doomed);
-    removeTree(this.dir);
   }
 
 
