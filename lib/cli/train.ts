@@ -26,10 +26,9 @@ function flagOverrides(flags: TrainFlags): string[] {
 
 async function trainAction(file: string, overrides: string[], flags: TrainFlags): Promise<number> {
   const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...flagOverrides(flags)]);
-  // Refused here, with the field named, before a sandbox or a model is touched.
-  const resolved = resolveTrainConfig(config, baseDir);
+  // Otherwise train() checks the config first, before a sandbox or a model is touched.
   if (flags.printConfig) {
-    console.log(JSON.stringify(resolved, null, 2));
+    console.log(JSON.stringify(resolveTrainConfig(config, baseDir), null, 2));
     return 0;
   }
 

@@ -23,7 +23,7 @@ function episodeProgress(live: boolean) {
   return {
     update(done: number, total: number) {
       const seconds = (performance.now() - started) / 1000;
-      const text = `${live ? `${textBar(done / total, 24)} ` : ''}${done}/${total} episodes  ${formatRate(done, seconds).replace('/s', ' ep/s')}  elapsed ${formatDuration(seconds)}  ETA ${formatDuration(eta(done, total, seconds))}`;
+      const text = `${live ? `${textBar(done / total, 24)} ` : ''}${done}/${total} episodes  ${formatRate(done, seconds, 'ep')}  elapsed ${formatDuration(seconds)}  ETA ${formatDuration(eta(done, total, seconds))}`;
       if (live) return line.update(text);
       if (done === total || done - logged.done >= Math.max(1, total / 10) || performance.now() - logged.at >= 30_000) {
         logged = { done, at: performance.now() };

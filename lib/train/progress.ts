@@ -55,7 +55,7 @@ class RunClock {
 function rolloutLine(step: number, steps: number, p: RolloutProgress, seconds: number, width: number): string {
   return (
     `step ${step}/${steps} ${width ? `${textBar(p.done / p.total, width)} ` : ''}${p.done}/${p.total} episodes  ` +
-    `${formatRate(p.done, seconds).replace('/s', ' ep/s')}  ${formatRate(p.sampledTokens, seconds).replace('/s', ' tok/s')}  ` +
+    `${formatRate(p.done, seconds, 'ep')}  ${formatRate(p.sampledTokens, seconds, 'tok')}  ` +
     `reward ${fixed(p.done ? p.rewardSum / p.done : NaN, 2)}  solved ${p.solved}  running ${p.running}${p.retries ? `  retries ${p.retries}` : ''}`
   );
 }

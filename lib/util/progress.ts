@@ -15,13 +15,12 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 86400)}d${String(Math.floor((s % 86400) / 3600)).padStart(2, '0')}h`;
 }
 
-/** 0.42/s, 12.3/s, 4.5k/s. */
-export function formatRate(count: number, seconds: number): string {
+/** 0.42/s, 12.3/s, 4.5k/s; with a unit, 12.3 ep/s. */
+export function formatRate(count: number, seconds: number, unit = ''): string {
   if (!(seconds > 0) || !Number.isFinite(count)) return '-';
   const r = count / seconds;
-  if (r >= 10_000) return `${(r / 1000).toFixed(0)}k/s`;
-  if (r >= 1000) return `${(r / 1000).toFixed(1)}k/s`;
-  return `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}/s`;
+  const value = r >= 10_000 ? `${(r / 1000).toFixed(0)}k` : r >= 1000 ? `${(r / 1000).toFixed(1)}k` : r >= 10 ? r.toFixed(1) : r.toFixed(2);
+  return `${value}${unit ? ` ${unit}` : ''}/s`;
 }
 
 /** Remaining time when `done` of `total` took `seconds` at a steady rate. */

@@ -18,6 +18,8 @@ t.test('durations, rates and the ETA', async (t) => {
   t.equal(formatRate(4500, 1), '4.5k/s');
   t.equal(formatRate(45_000, 1), '45k/s');
   t.equal(formatRate(5, 0), '-');
+  t.equal(formatRate(123, 10, 'ep'), '12.3 ep/s', 'with a unit');
+  t.equal(formatRate(4500, 1, 'tok'), '4.5k tok/s');
   t.equal(eta(2, 10, 60), 240, '2 of 10 in a minute: 4 more minutes');
   t.ok(Number.isNaN(eta(0, 10, 60)), 'no ETA before anything is done');
 });
