@@ -76,7 +76,6 @@ void PrefixCache::store(const std::vector<int32_t>& tokens, KvCache& cache, int6
   evict_to(budget_ - entry.bytes);
   stats_.bytes += entry.bytes;
   entries_.push_back(std::move(entry));
-  stats_.entries = int64_t(entries_.size());
 }
 
 void PrefixCache::evict_to(int64_t bytes) {
@@ -87,13 +86,17 @@ void PrefixCache::evict_to(int64_t bytes) {
     entries_.erase(oldest);
     ++stats_.evictions;
   }
-  stats_.entries = int64_t(entries_.size());
 }
 
 void PrefixCache::clear() {
   entries_.clear();
   stats_.bytes = 0;
-  stats_.entries = 0;
+}
+
+PrefixCacheStats PrefixCache::stats() const {
+  PrefixCacheStats out = stats_;
+  out.entries = int64_t(entries_.size());
+  return out;
 }
 
 }  // namespace swerl

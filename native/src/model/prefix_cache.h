@@ -20,7 +20,7 @@ struct PrefixCacheStats {
   int64_t reused_tokens = 0;    // positions copied instead of prefilled
   int64_t prefilled_tokens = 0; // positions prefilled (hits' remainders and misses)
   int64_t evictions = 0;
-  int64_t entries = 0;
+  int64_t entries = 0;  // filled in by stats()
   int64_t bytes = 0;
 };
 
@@ -44,7 +44,7 @@ class PrefixCache {
   void clear();
 
   void count_prefilled(int64_t tokens) { stats_.prefilled_tokens += tokens; }
-  const PrefixCacheStats& stats() const { return stats_; }
+  PrefixCacheStats stats() const;
 
  private:
   struct Entry {
