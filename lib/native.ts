@@ -165,6 +165,7 @@ export interface NativeTrainBatch extends NativePackedSequences {
 
 export interface NativeTrainOptions extends NativeLossOptions {
   microBatchTokens: number;
+  packSequences: boolean;
   activationCheckpointing: boolean;
   lr: number;
   beta1: number;
@@ -203,7 +204,7 @@ export interface NativePolicyHandle {
     release: Float64Array;
     admit: NativeGenerationRequest[];
   }): Promise<{ ids: Float64Array; tokens: Int32Array; logprobs: Float32Array; prefixCache: NativePrefixCacheStats }>;
-  logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number }): Promise<Float32Array>;
+  logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number; packSequences: boolean }): Promise<Float32Array>;
   trainStep(batch: NativeTrainBatch, options: NativeTrainOptions): Promise<NativeTrainResult>;
   dispose(): void;
 }
@@ -211,7 +212,7 @@ export interface NativePolicyHandle {
 export interface NativeAddon {
   PolicyHandle: new (
     config: NativeModelConfig,
-    options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number },
+    options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number; prefillChunkTokens?: number },
   ) => NativePolicyHandle;
   parameterSpecs(config: NativeModelConfig): NativeParameterSpec[];
 

@@ -40,8 +40,13 @@ export interface NativePolicyOptions {
   optimizer: OptimizerOptions;
   /** Global gradient-norm clipping; 0 = off. */
   maxGradNorm: number;
-  /** Padded tokens per forward pass (rows x longest sequence) in trainStep and logprobs. */
+  /** Tokens per forward pass in trainStep and logprobs (unpacked: rows x the longest sequence). */
   microBatchTokens: number;
+  /**
+   * Several sequences end to end in one row of a forward, each attending to itself only with
+   * its own positions (varlen), instead of a row each padded to the longest.
+   */
+  packSequences: boolean;
   /** Recompute each layer's activations in the backward instead of keeping them. */
   activationCheckpointing: boolean;
   /** Restore optimizer.safetensors when the directory has it (resume). */
@@ -53,6 +58,11 @@ export interface NativePolicyOptions {
    * turn prefills only its new tokens), least recently used first out; 0 turns it off.
    */
   prefixCacheBytes: number;
+  /**
+   * Prompt tokens prefilled in one forward at most: a longer prompt goes a chunk at a time,
+   * so its activations take a chunk's memory whatever its length.
+   */
+  prefillChunkTokens: number;
   /** libtorch intra-op threads; 0 = every core. */
   threads?: number;
 }
@@ -92,9 +102,11 @@ export const MODEL_FIELDS = {
   // Hugging Face's initializer_range is 0.02; 1e10 left a model whose entropy stayed at ln V.
   initStd: { type: 'number', exclusiveMinimum: 0, maximum: 0.2, default: 0.02 },
   microBatchTokens: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 8192 },
+  packSequences: { type: 'boolean', default: true },
   maxBatchSize: { type: 'integer', minimum: 1, maximum: 4096, default: 64 },
   // 1 GiB: an 8k-token conversation of Qwen3-0.6B (bf16) takes 0.9 GB; the small presets, MBs.
   prefixCacheBytes: { type: 'integer', minimum: 0, maximum: 2 ** 50, default: 2 ** 30 },
+  prefillChunkTokens: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 8192 },
   activationCheckpointing: { type: 'boolean', default: false },
   threads: { type: 'integer', minimum: 0, maximum: MAX_THREADS },
   maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6, default: 1 },

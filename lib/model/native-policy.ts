@@ -145,7 +145,7 @@ export class NativePolicy {
     const computeDtype = opts.computeDtype ?? (opts.device === 'cpu' ? 'float32' : 'bfloat16');
     if (opts.device !== 'cpu' && !native().buildInfo().cuda)
       throw invalidArg('options.device', `is ${opts.device} but the native addon was built without CUDA`, 'use device "cpu", or build swerl against a CUDA libtorch with nvcc on PATH');
-    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]!, prefixCacheBytes: opts.prefixCacheBytes });
+    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]!, prefixCacheBytes: opts.prefixCacheBytes, prefillChunkTokens: opts.prefillChunkTokens });
 
     const carried: Record<string, string> = {};
     try {
@@ -238,7 +238,7 @@ export class NativePolicy {
     const temperature = options.temperature ?? 1;
     if (!(temperature > 0)) throw invalidArg('options.temperature', 'must be > 0');
     const packed = this.pack(sequences, 'sequences');
-    const out = await this.handle.logprobs({ ...packed, temperature, microBatchTokens: this.options.microBatchTokens });
+    const out = await this.handle.logprobs({ ...packed, temperature, microBatchTokens: this.options.microBatchTokens, packSequences: this.options.packSequences });
     return sequences.map((_, i) => out.subarray(packed.offsets[i]!, packed.offsets[i + 1]!));
   }
 
@@ -257,6 +257,7 @@ export class NativePolicy {
       this.handle.trainStep(nativeBatch, {
         ...loss,
         microBatchTokens: this.options.microBatchTokens,
+        packSequences: this.options.packSequences,
         activationCheckpointing: this.options.activationCheckpointing,
         lr,
         beta1: o.betas[0],
@@ -283,6 +284,7 @@ export class NativePolicy {
       this.handle.trainStep(nativeBatch, {
         ...loss,
         microBatchTokens: this.options.microBatchTokens,
+        packSequences: this.options.packSequences,
         activationCheckpointing: this.options.activationCheckpointing,
         lr: 0,
         beta1: 0.9,

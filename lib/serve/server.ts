@@ -1,7 +1,7 @@
 /**
  * `swerl serve`: the native policy behind an OpenAI-compatible HTTP API, token-in/token-out
  * for RL samplers. Routes:
- *   GET  /health, GET /v1/models
+ *   GET  /health (load, weight version, prefix-cache counters), GET /v1/models
  *   POST /v1/completions        prompt as text or token ids; choices carry token_ids and
  *                               logprobs of the sampled tokens; stream: true for SSE
  *   POST /v1/chat/completions   Qwen3 chat template, `tools` rendered into the system turn and
@@ -152,7 +152,12 @@ export async function startServer(policy: NativePolicy, options: ServeOptions = 
     res.setHeader('x-swerl-weight-version', String(policy.weights.version));
     if (req.method === 'GET' && pathname === '/health') {
       const load = policy.load;
-      return sendJson(res, 200, { status: 'ok', model: modelName, weight_version: policy.weights.version, running: load.running, waiting: load.waiting });
+      const cache = policy.prefixCache;
+      const prefixCache = {
+        lookups: cache.lookups, hits: cache.hits, reused_tokens: cache.reusedTokens, prefilled_tokens: cache.prefilledTokens,
+        evictions: cache.evictions, entries: cache.entries, bytes: cache.bytes,
+      };
+      return sendJson(res, 200, { status: 'ok', model: modelName, weight_version: policy.weights.version, running: load.running, waiting: load.waiting, prefix_cache: prefixCache });
     }
     if (req.method === 'GET' && pathname === '/v1/models')
       return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'swerl', max_model_len: Number.isFinite(maxContext) ? maxContext : null }] });

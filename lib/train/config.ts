@@ -42,9 +42,13 @@ export interface ModelConfig {
   device: string;
   computeDtype?: 'float32' | 'bfloat16' | 'float16';
   microBatchTokens: number;
+  /** Sequences end to end in a forward's row instead of padded to the longest. */
+  packSequences: boolean;
   maxBatchSize: number;
   /** Keys and values of finished turns kept for the next turn's prompt (bytes; 0: off). */
   prefixCacheBytes: number;
+  /** Prompt tokens per prefill forward at most (longer prompts go in chunks). */
+  prefillChunkTokens: number;
   activationCheckpointing: boolean;
   /** libtorch threads (0 = every core). */
   threads?: number;

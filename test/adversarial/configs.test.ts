@@ -44,7 +44,7 @@ const LATE_FAILURES: Array<[string, unknown, RegExp]> = [
 
 const NUMERIC_FIELDS = [
   'run.steps', 'run.seed', 'run.checkpointEvery', 'run.keepCheckpoints',
-  'model.threads', 'model.initStd', 'model.microBatchTokens', 'model.maxBatchSize',
+  'model.threads', 'model.initStd', 'model.microBatchTokens', 'model.maxBatchSize', 'model.prefixCacheBytes', 'model.prefillChunkTokens',
   'optimizer.lr', 'optimizer.eps', 'optimizer.weightDecay', 'optimizer.warmupSteps', 'optimizer.maxGradNorm',
   'tasks.size', 'tasks.holeDensity', 'tasks.maxSteps', 'tasks.formatWarmupSteps', 'tasks.formatWarmupLr',
   'algorithm.entropyCoef', 'algorithm.clipLow', 'algorithm.clipHigh', 'algorithm.miniBatches', 'algorithm.epochs', 'algorithm.resampleRounds',

@@ -149,7 +149,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
                         InstanceMethod("dispose", &PolicyHandle::Dispose)});
   }
 
-  // new PolicyHandle(config, {device, computeDtype})
+  // new PolicyHandle(config, {device, computeDtype, prefixCacheBytes?, prefillChunkTokens?})
   explicit PolicyHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PolicyHandle>(info) {
     guard(info.Env(), [&]() -> Napi::Value {
       const ModelConfig config = read_config(object_arg(info, 0, "config"));
@@ -159,6 +159,8 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       options.compute_dtype = dtype_of(string_field(o, "computeDtype"), "computeDtype");
       if (has_field(o, "prefixCacheBytes")) options.prefix_cache_bytes = int64_t(number_field(o, "prefixCacheBytes"));
       if (options.prefix_cache_bytes < 0) throw_invalid("options.prefixCacheBytes must be >= 0");
+      if (has_field(o, "prefillChunkTokens")) options.prefill_chunk_tokens = int64_t(number_field(o, "prefillChunkTokens"));
+      if (options.prefill_chunk_tokens < 1) throw_invalid("options.prefillChunkTokens must be >= 1");
       at::NoGradGuard no_grad;
       ref_.policy = std::make_shared<Policy>(config, options);
       ref_.device = options.device;
@@ -314,7 +316,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
     });
   }
 
-  // logprobs({tokens, offsets, temperature, microBatchTokens}) -> Promise<Float32Array>
+  // logprobs({tokens, offsets, temperature, microBatchTokens, packSequences}) -> Promise<Float32Array>
   Napi::Value Logprobs(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
       policy(info.Env());
@@ -322,6 +324,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
         PackedSequences seqs;
         double temperature = 1;
         int64_t micro_batch_tokens = 0;
+        bool pack = true;
         std::vector<float> out;
       };
       auto job = std::make_unique<Job>();
@@ -329,15 +332,16 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       job->seqs = read_sequences(o);
       job->temperature = number_field(o, "temperature");
       job->micro_batch_tokens = int64_t(number_field(o, "microBatchTokens"));
+      job->pack = bool_field(o, "packSequences");
       return start_locked(
           info.Env(), std::move(job), /*grad_mode=*/false,
-          [](Policy& p, Job& j) { j.out = p.logprobs(j.seqs, j.temperature, j.micro_batch_tokens); },
+          [](Policy& p, Job& j) { j.out = p.logprobs(j.seqs, j.temperature, j.micro_batch_tokens, j.pack); },
           [](Napi::Env env, Job& j) -> Napi::Value { return to_js(env, j.out); });
     });
   }
 
   // trainStep(batch {tokens, offsets, weights, oldLogprobs, advantages, refLogprobs?},
-  //           options {loss fields..., microBatchTokens, activationCheckpointing, lr, beta1,
+  //           options {loss fields..., microBatchTokens, packSequences, activationCheckpointing, lr, beta1,
   //                    beta2, eps, weightDecay, maxGradNorm, applyUpdate, returnGradients,
   //                    lossPath})
   Napi::Value TrainStep(const Napi::CallbackInfo& info) {
@@ -355,6 +359,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       TrainOptions& opt = job->options;
       read_loss_options(o, opt.loss, opt.chunks);
       opt.micro_batch_tokens = int64_t(number_field(o, "microBatchTokens"));
+      opt.pack = bool_field(o, "packSequences");
       opt.activation_checkpointing = bool_field(o, "activationCheckpointing");
       opt.adamw.lr = number_field(o, "lr");
       opt.adamw.beta1 = number_field(o, "beta1");

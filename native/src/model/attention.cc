@@ -16,15 +16,20 @@ at::Tensor causal_mask(int64_t tokens, at::Device device) {
 }
 
 #if TORCH_VERSION_MAJOR >= 2
+namespace {
+
+// SDPA wants a key and value head per query head: KV head h / groups repeated for each.
+at::Tensor repeat_kv(const at::Tensor& t, int64_t heads) {
+  const int64_t B = t.size(0), nkv = t.size(1), Tk = t.size(2), D = t.size(3), groups = heads / nkv;
+  return groups == 1 ? t : t.unsqueeze(2).expand({B, nkv, groups, Tk, D}).reshape({B, heads, Tk, D});
+}
+
+}  // namespace
+
 // libtorch 2.x: the fused kernels (flash / memory-efficient on CUDA) through SDPA.
 at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& allowed) {
-  const int64_t B = k.size(0), nkv = k.size(1), Tk = k.size(2), D = k.size(3);
-  const int64_t groups = q.size(1) / nkv;
-  auto expand = [&](const at::Tensor& t) {
-    return groups == 1 ? t : t.unsqueeze(2).expand({B, nkv, groups, Tk, D}).reshape({B, nkv * groups, Tk, D});
-  };
-  return at::scaled_dot_product_attention(q, expand(k), expand(v), allowed, 0.0, false);
+  return at::scaled_dot_product_attention(q, repeat_kv(k, q.size(1)), repeat_kv(v, q.size(1)), allowed, 0.0, false);
 }
 #else
 // libtorch 1.x has no fused attention: softmax(q k^T / sqrt(D)) v, the softmax in fp32 as
@@ -54,12 +59,16 @@ int64_t causal_block_tokens() {
 
 #if TORCH_VERSION_MAJOR >= 2
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t) {
-  const int64_t B = k.size(0), nkv = k.size(1), Tk = k.size(2), D = k.size(3);
-  const int64_t groups = q.size(1) / nkv;
-  auto expand = [&](const at::Tensor& t) {
-    return groups == 1 ? t : t.unsqueeze(2).expand({B, nkv, groups, Tk, D}).reshape({B, nkv * groups, Tk, D});
-  };
-  return at::scaled_dot_product_attention(q, expand(k), expand(v), {}, 0.0, /*is_causal=*/true);
+  return at::scaled_dot_product_attention(q, repeat_kv(k, q.size(1)), repeat_kv(v, q.size(1)), {}, 0.0, /*is_causal=*/true);
+}
+
+at::Tensor causal_attention_after(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t start,
+                                  int64_t) {
+  const int64_t n = q.size(2), keys = start + n;
+  const auto longs = q.options().dtype(at::kLong);
+  const at::Tensor allowed =
+      (at::arange(keys, longs).view({1, keys}) <= (at::arange(n, longs) + start).view({n, 1})).view({1, 1, n, keys});
+  return grouped_query_attention(q, k, v, allowed);
 }
 #else
 namespace {
@@ -77,15 +86,17 @@ at::Tensor block_mask(int64_t start, int64_t n, const at::TensorOptions& options
   return at::arange(start + n, longs).view({1, start + n}) <= (at::arange(n, longs) + start).view({n, 1});
 }
 
-// Scores of a query block against keys [0, start + n), scaled and masked, in float32:
-// [B, nkv, groups, n, start + n].
-at::Tensor block_scores(const at::Tensor& q, const at::Tensor& k, int64_t start, int64_t n) {
-  const int64_t B = q.size(0), nkv = k.size(1), groups = q.size(1) / nkv, D = q.size(3), keys = start + n;
+// Scores of the query block [start, start + n) of q against keys [0, offset + start + n),
+// scaled and masked, in float32: [B, nkv, groups, n, offset + start + n]. offset: the position
+// of q's first query (0 for a fresh sequence).
+at::Tensor block_scores(const at::Tensor& q, const at::Tensor& k, int64_t start, int64_t n, int64_t offset = 0) {
+  const int64_t B = q.size(0), nkv = k.size(1), groups = q.size(1) / nkv, D = q.size(3), keys = offset + start + n;
   at::Tensor scores = at::matmul(query_block(q, nkv, start, n), k.narrow(2, 0, keys).transpose(-1, -2))
                           .view({B, nkv, groups, n, keys})
                           .to(at::kFloat)
                           .mul_(1.0 / std::sqrt(double(D)));
-  return scores.masked_fill_(block_mask(start, n, q.options()).logical_not(), -std::numeric_limits<float>::infinity());
+  return scores.masked_fill_(block_mask(offset + start, n, q.options()).logical_not(),
+                             -std::numeric_limits<float>::infinity());
 }
 
 class BlockwiseCausalAttention : public torch::autograd::Function<BlockwiseCausalAttention> {
@@ -142,6 +153,20 @@ class BlockwiseCausalAttention : public torch::autograd::Function<BlockwiseCausa
 
 }  // namespace
 
+at::Tensor causal_attention_after(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t offset,
+                                  int64_t block_tokens) {
+  const int64_t block = block_tokens > 0 ? block_tokens : causal_block_tokens();
+  const int64_t B = q.size(0), nh = q.size(1), n = q.size(2), D = q.size(3), nkv = k.size(1), groups = nh / nkv;
+  at::Tensor out = at::empty_like(q);
+  for (int64_t start = 0; start < n; start += block) {
+    const int64_t rows = std::min(block, n - start), keys = offset + start + rows;
+    const at::Tensor probs = at::softmax(block_scores(q, k, start, rows, offset), -1).to(q.scalar_type());
+    out.narrow(2, start, rows)
+        .copy_(at::matmul(probs.view({B, nkv, groups * rows, keys}), v.narrow(2, 0, keys)).view({B, nh, rows, D}));
+  }
+  return out;
+}
+
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t block_tokens) {
   const int64_t block = block_tokens > 0 ? block_tokens : causal_block_tokens();
   const int64_t T = q.size(2);
@@ -151,5 +176,18 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   return BlockwiseCausalAttention::apply(q, k, v, block);
 }
 #endif
+
+at::Tensor packed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const std::vector<int64_t>& segments) {
+  if (segments.size() <= 1) return causal_attention(q, k, v);
+  // One sequence at a time: the work is the sum of their squares, not the square of their sum.
+  std::vector<at::Tensor> outs;
+  int64_t start = 0;
+  for (int64_t n : segments) {
+    outs.push_back(causal_attention(q.narrow(2, start, n), k.narrow(2, start, n), v.narrow(2, start, n)));
+    start += n;
+  }
+  return at::cat(outs, 2);
+}
 
 }  // namespace swerl

@@ -4,6 +4,8 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <vector>
+
 namespace swerl {
 
 at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -19,6 +21,19 @@ at::Tensor causal_mask(int64_t tokens, at::Device device);
 // log-sum-exp, so memory grows with T x block, not T x T. block_tokens 0: the default,
 // causal_block_tokens().
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t block_tokens = 0);
+
+// Causal attention of the queries at positions [start, start + n) over the keys [0, start + n):
+// a prompt's next chunk after the positions already in the cache. q [B, nh, n, D]; k, v
+// [B, nkv, start + n, D]. For generation (no backward). libtorch 2.x: SDPA with the mask;
+// 1.x: a block of queries at a time, so the scores take block x (start + n), never n x (start + n).
+at::Tensor causal_attention_after(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t start,
+                                  int64_t block_tokens = 0);
+
+// Causal attention over sequences packed along dimension 2 (T = the sum of `segments`, the
+// sequences' lengths): each attends to itself only, as if it were alone (block-diagonal
+// causal). Empty segments: one sequence.
+at::Tensor packed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const std::vector<int64_t>& segments);
 
 // Queries per block of the blockwise path: $SWERL_ATTENTION_BLOCK, else 512.
 int64_t causal_block_tokens();

@@ -72,18 +72,19 @@ std::vector<GeneratedToken> Generator::decode_all() {
   return sample(hidden, 0);
 }
 
-// Prompts that extend a stored prefix prefill only their remainder, one at a time; the others
-// are prefilled together, right-padded.
+// Prompts that extend a stored prefix prefill only their remainder, one at a time, and so do
+// prompts longer than a chunk, a chunk at a time; the others are prefilled together,
+// right-padded.
 std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& all) {
   std::vector<GenerationRequest> admit;
-  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> hits;
+  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> alone;
   for (const GenerationRequest& r : all) {
     const PrefixCache::Match m = prefixes_.match(r.prompt);
-    if (m.entry >= 0) hits.emplace_back(&r, m);
+    if (m.entry >= 0 || int64_t(r.prompt.size()) > prefill_chunk_) alone.emplace_back(&r, m);
     else admit.push_back(r);
   }
   std::vector<GeneratedToken> out = prefill_batch(admit);
-  for (const auto& [request, match] : hits) {
+  for (const auto& [request, match] : alone) {
     std::vector<GeneratedToken> one = extend(*request, match);
     out.insert(out.end(), one.begin(), one.end());
   }
@@ -93,14 +94,17 @@ std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationReque
 std::vector<GeneratedToken> Generator::extend(const GenerationRequest& r, const PrefixCache::Match& match) {
   const int64_t slot = int64_t(sequences_.size()), length = int64_t(r.prompt.size());
   cache_.reserve(slot + 1, length + 1);
-  prefixes_.restore(match, cache_, slot);
-  std::vector<int64_t> ids(r.prompt.begin() + match.length, r.prompt.end());
-  const int64_t n = int64_t(ids.size());
-  prefixes_.count_prefilled(n);
+  if (match.entry >= 0) prefixes_.restore(match, cache_, slot);
+  if (prefixes_.enabled()) prefixes_.count_prefilled(length - match.length);
   const auto cpu_long = at::TensorOptions().dtype(at::kLong);
-  const at::Tensor hidden = model_.extend(at::from_blob(ids.data(), {1, n}, cpu_long), cache_, slot, match.length);
+  at::Tensor last;
+  for (int64_t start = match.length; start < length; start += prefill_chunk_) {
+    const int64_t n = std::min(prefill_chunk_, length - start);
+    std::vector<int64_t> ids(r.prompt.begin() + start, r.prompt.begin() + start + n);
+    last = model_.extend(at::from_blob(ids.data(), {1, n}, cpu_long), cache_, slot, start).select(0, 0).narrow(0, n - 1, 1);
+  }
   sequences_.push_back(Sequence{r.id, length, -1, 0, r.sampling, r.prompt});
-  return sample(hidden.select(0, 0).narrow(0, n - 1, 1), size_t(slot));
+  return sample(last, size_t(slot));
 }
 
 std::vector<GeneratedToken> Generator::prefill_batch(const std::vector<GenerationRequest>& admit) {

@@ -41,6 +41,9 @@ class Generator {
   int64_t active() const { return int64_t(sequences_.size()); }
   int64_t cache_bytes() const { return cache_.bytes(); }
   PrefixCache& prefixes() { return prefixes_; }
+  // Prompt positions prefilled in one forward at most; longer prompts go a chunk at a time,
+  // so a long prompt's activations take a chunk's memory, not the whole prompt's.
+  void set_prefill_chunk(int64_t tokens) { prefill_chunk_ = tokens; }
 
  private:
   struct Sequence {
@@ -56,6 +59,8 @@ class Generator {
   std::vector<GeneratedToken> decode_all();
   std::vector<GeneratedToken> prefill(const std::vector<GenerationRequest>& admit);
   std::vector<GeneratedToken> prefill_batch(const std::vector<GenerationRequest>& admit);
+  // One prompt in its own slot: a stored prefix restored (when matched), the rest prefilled a
+  // chunk at a time.
   std::vector<GeneratedToken> extend(const GenerationRequest& request, const PrefixCache::Match& match);
   std::vector<GeneratedToken> sample(const at::Tensor& hidden, size_t first);
 
@@ -63,6 +68,7 @@ class Generator {
   KvCache cache_;
   PrefixCache prefixes_;
   std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
+  int64_t prefill_chunk_ = 8192;
 };
 
 }  // namespace swerl

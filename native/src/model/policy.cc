@@ -18,35 +18,53 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Padded ids [B, T] of the chosen sequences (right-padded with token 0).
-at::Tensor padded_ids(const PackedSequences& seqs, const std::vector<int64_t>& chosen, int64_t& longest) {
-  longest = 0;
-  for (int64_t s : chosen) longest = std::max(longest, seqs.length(s));
-  const int64_t B = int64_t(chosen.size());
-  at::Tensor ids = at::zeros({B, longest}, at::kLong);
-  int64_t* out = ids.data_ptr<int64_t>();
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t s = chosen[b];
-    for (int64_t j = 0; j < seqs.length(s); ++j) out[b * longest + j] = seqs.tokens[seqs.offsets[s] + j];
+// How a micro-batch's sequences sit in the forward's input.
+struct MicroBatch {
+  at::Tensor ids;                  // [rows, width]
+  std::vector<int64_t> first_row;  // per chosen sequence: its first token's row of hidden.view({-1, H})
+  std::vector<int64_t> segments;   // packed: the sequences' lengths along the one row
+};
+
+// Packed: the chosen sequences end to end in one row. Padded: a row each, right-padded with
+// token 0 to the longest.
+MicroBatch lay_out(const PackedSequences& seqs, const std::vector<int64_t>& chosen, bool packed) {
+  MicroBatch mb;
+  int64_t rows = 1, width = 0;
+  if (packed) {
+    for (int64_t s : chosen) {
+      mb.first_row.push_back(width);
+      mb.segments.push_back(seqs.length(s));
+      width += seqs.length(s);
+    }
+  } else {
+    rows = int64_t(chosen.size());
+    for (int64_t s : chosen) width = std::max(width, seqs.length(s));
+    for (int64_t b = 0; b < rows; ++b) mb.first_row.push_back(b * width);
   }
-  return ids;
+  mb.ids = at::zeros({rows, width}, at::kLong);
+  int64_t* out = mb.ids.data_ptr<int64_t>();
+  for (size_t b = 0; b < chosen.size(); ++b) {
+    const int64_t s = chosen[b];
+    for (int64_t j = 0; j < seqs.length(s); ++j) out[mb.first_row[b] + j] = seqs.tokens[seqs.offsets[s] + j];
+  }
+  return mb;
 }
 
-// The hidden-state rows that predict the weighted tokens of a micro-batch, and where those
-// tokens sit in the packed arrays.
+// The hidden-state rows that predict the weighted tokens of a micro-batch (every token but a
+// sequence's first when weights is null), and where those tokens sit in the packed arrays.
 struct LossRows {
-  std::vector<int64_t> hidden_rows;  // into hidden.view({B * T, H})
+  std::vector<int64_t> hidden_rows;  // into hidden.view({-1, H})
   std::vector<int64_t> packed;       // into the batch's per-token arrays
 };
 
-LossRows loss_rows(const TrainBatch& batch, const std::vector<int64_t>& chosen, int64_t longest) {
+LossRows loss_rows(const PackedSequences& seqs, const std::vector<float>* weights,
+                   const std::vector<int64_t>& chosen, const MicroBatch& mb) {
   LossRows rows;
-  const PackedSequences& seqs = batch.sequences;
   for (size_t b = 0; b < chosen.size(); ++b) {
     const int64_t s = chosen[b], o = seqs.offsets[s];
     for (int64_t j = 1; j < seqs.length(s); ++j) {
-      if (batch.weights[o + j] == 0.0f) continue;
-      rows.hidden_rows.push_back(int64_t(b) * longest + j - 1);
+      if (weights && (*weights)[o + j] == 0.0f) continue;
+      rows.hidden_rows.push_back(mb.first_row[b] + j - 1);
       rows.packed.push_back(o + j);
     }
   }
@@ -84,12 +102,27 @@ void finish_stats(LossStats& total) {
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> plan_micro_batches(const PackedSequences& seqs, int64_t budget) {
+std::vector<std::vector<int64_t>> plan_micro_batches(const PackedSequences& seqs, int64_t budget, bool packed) {
   std::vector<int64_t> order(size_t(seqs.count()));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return seqs.length(a) > seqs.length(b); });
   std::vector<std::vector<int64_t>> plan;
+  if (packed) {
+    // First fit, longest first: each sequence joins the first micro-batch it still fits in.
+    std::vector<int64_t> used;
+    for (int64_t s : order) {
+      size_t bin = 0;
+      while (bin < plan.size() && used[bin] + seqs.length(s) > budget) ++bin;
+      if (bin == plan.size()) {
+        plan.emplace_back();
+        used.push_back(0);
+      }
+      plan[bin].push_back(s);
+      used[bin] += seqs.length(s);
+    }
+    return plan;
+  }
   int64_t longest = 0;
   for (int64_t s : order) {
     if (!plan.empty() && int64_t(plan.back().size() + 1) * longest <= budget) {
@@ -107,6 +140,7 @@ Policy::Policy(const ModelConfig& config, const PolicyOptions& options)
       model_(std::make_unique<Transformer>(config, options.device, options.compute_dtype)),
       generator_(*model_) {
   generator_.prefixes().set_budget(options.prefix_cache_bytes);
+  generator_.set_prefill_chunk(options.prefill_chunk_tokens);
   for (size_t i = 0; i < model_->specs().size(); ++i) {
     const at::Tensor& p = model_->parameters()[i];
     p.requires_grad_(true);
@@ -193,14 +227,13 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
   for (const at::Tensor& m : master_) grads.push_back(at::zeros_like(m));
   for (const at::Tensor& p : params) p.mutable_grad() = at::Tensor();
 
-  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, options.micro_batch_tokens)) {
-    int64_t longest = 0;
-    const at::Tensor ids = padded_ids(seqs, chosen, longest);
-    const LossRows rows = loss_rows(batch, chosen, longest);
+  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, options.micro_batch_tokens, options.pack)) {
+    const MicroBatch mb = lay_out(seqs, chosen, options.pack);
+    const LossRows rows = loss_rows(seqs, &batch.weights, chosen, mb);
     if (rows.packed.empty()) continue;  // nothing weighted: no forward needed
     ++result.micro_batches;
 
-    const at::Tensor hidden = model_->forward(ids, options.activation_checkpointing);
+    const at::Tensor hidden = model_->forward(mb.ids, options.activation_checkpointing, mb.segments);
     const at::Tensor index = at::from_blob(const_cast<int64_t*>(rows.hidden_rows.data()),
                                            {int64_t(rows.hidden_rows.size())}, at::kLong)
                                  .to(options_.device);
@@ -256,7 +289,7 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
 }
 
 std::vector<float> Policy::logprobs(const PackedSequences& seqs, double temperature,
-                                    int64_t micro_batch_tokens) {
+                                    int64_t micro_batch_tokens, bool pack) {
   at::NoGradGuard no_grad;
   const int64_t vocab = model_->config().vocab_size;
   for (int32_t token : seqs.tokens)
@@ -266,19 +299,15 @@ std::vector<float> Policy::logprobs(const PackedSequences& seqs, double temperat
   std::vector<float> out(seqs.tokens.size(), 0.0f);
   // Logit rows per chunk: about 32 M floats of logits at a time.
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t(1) << 25) / vocab);
-  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, micro_batch_tokens)) {
-    int64_t longest = 0;
-    const at::Tensor ids = padded_ids(seqs, chosen, longest);
-    const at::Tensor hidden = model_->forward(ids, false).reshape({-1, model_->config().hidden_size});
-    std::vector<int64_t> rows, targets, packed;
-    for (size_t b = 0; b < chosen.size(); ++b) {
-      const int64_t s = chosen[b], o = seqs.offsets[s];
-      for (int64_t j = 1; j < seqs.length(s); ++j) {
-        rows.push_back(int64_t(b) * longest + j - 1);
-        targets.push_back(seqs.tokens[o + j]);
-        packed.push_back(o + j);
-      }
-    }
+  for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, micro_batch_tokens, pack)) {
+    const MicroBatch mb = lay_out(seqs, chosen, pack);
+    const at::Tensor hidden =
+        model_->forward(mb.ids, false, mb.segments).reshape({-1, model_->config().hidden_size});
+    LossRows scored = loss_rows(seqs, nullptr, chosen, mb);
+    std::vector<int64_t>& rows = scored.hidden_rows;
+    const std::vector<int64_t>& packed = scored.packed;
+    std::vector<int64_t> targets;
+    for (int64_t p : packed) targets.push_back(seqs.tokens[p]);
     for (size_t r0 = 0; r0 < rows.size(); r0 += size_t(rows_per_chunk)) {
       const int64_t n = std::min<int64_t>(rows_per_chunk, int64_t(rows.size() - r0));
       const auto cpu_long = at::TensorOptions().dtype(at::kLong);

@@ -20,6 +20,7 @@ struct PolicyOptions {
   at::Device device = at::kCPU;
   at::ScalarType compute_dtype = at::kFloat;
   int64_t prefix_cache_bytes = 0;  // finished sequences' keys and values kept for reuse (0: off)
+  int64_t prefill_chunk_tokens = 8192;  // prompt positions per prefill forward at most
 };
 
 // Sequences packed end to end: sequence i is tokens[offsets[i], offsets[i+1]).
@@ -42,7 +43,8 @@ enum class LossPath { Fused, Autograd };
 struct TrainOptions {
   LossOptions loss;
   FusedChunks chunks;
-  int64_t micro_batch_tokens = 8192;  // padded tokens (rows x longest) per forward
+  int64_t micro_batch_tokens = 8192;  // tokens per forward (padded: rows x longest)
+  bool pack = true;                   // sequences end to end in a row, not a padded row each
   bool activation_checkpointing = false;
   AdamWOptions adamw;
   double max_grad_norm = 1.0;  // 0 = no clipping
@@ -81,7 +83,7 @@ class Policy {
   TrainResult train_step(const TrainBatch& batch, const TrainOptions& options);
   // log softmax(z / temperature)[token] of every token but each sequence's first (0 there).
   std::vector<float> logprobs(const PackedSequences& sequences, double temperature,
-                              int64_t micro_batch_tokens);
+                              int64_t micro_batch_tokens, bool pack);
 
  private:
   void copy_master_to_model();
@@ -95,8 +97,9 @@ class Policy {
   Generator generator_;
 };
 
-// Micro-batches of sequence indices: longest first, each holding at most `budget` padded
-// tokens (rows x its longest sequence); a sequence longer than the budget goes alone.
-std::vector<std::vector<int64_t>> plan_micro_batches(const PackedSequences& sequences, int64_t budget);
+// Micro-batches of sequence indices, longest first, each holding at most `budget` tokens:
+// packed, the sum of their lengths; padded, rows x the longest. A sequence longer than the
+// budget goes alone.
+std::vector<std::vector<int64_t>> plan_micro_batches(const PackedSequences& sequences, int64_t budget, bool packed);
 
 }  // namespace swerl

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 #include "core/swerl_error.h"
 #include "model/attention.h"
@@ -122,13 +123,14 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const at::Tensor& x, const at::Tensor& cos,
                                                 const at::Tensor& sin, int64_t index,
-                                                int64_t model_address) {
+                                                int64_t model_address, const std::vector<int64_t>& segments) {
     const auto* model = reinterpret_cast<const Transformer*>(model_address);
     ctx->save_for_backward({x, cos, sin});
     ctx->saved_data["index"] = index;
     ctx->saved_data["model"] = model_address;
+    ctx->saved_data["segments"] = segments;
     at::NoGradGuard no_grad;
-    return {model->layer_for_checkpoint(index, x, cos, sin)};
+    return {model->forward_layer(index, x, cos, sin, segments)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -139,35 +141,44 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     at::Tensor out;
     {
       at::AutoGradMode grad_on(true);
-      out = model->layer_for_checkpoint(ctx->saved_data["index"].toInt(), x, saved[1], saved[2]);
+      out = model->forward_layer(ctx->saved_data["index"].toInt(), x, saved[1], saved[2],
+                                        ctx->saved_data["segments"].toIntVector());
     }
     torch::autograd::backward({out}, {grads[0]});
-    return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
-at::Tensor Transformer::layer_for_checkpoint(int64_t index, const at::Tensor& x,
-                                             const at::Tensor& cos, const at::Tensor& sin) const {
+at::Tensor Transformer::forward_layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                                             const at::Tensor& sin, const std::vector<int64_t>& segments) const {
   return layer(index, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-    return causal_attention(q, k, v);
+    return packed_causal_attention(q, k, v, segments);
   });
 }
 
-at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint) const {
+at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint, const std::vector<int64_t>& segments) const {
   const int64_t T = ids.size(1);
-  const at::Tensor positions = at::arange(T, at::TensorOptions().dtype(at::kLong).device(device_));
+  const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
+  at::Tensor positions;
+  if (!segments.empty() && (ids.size(0) != 1 || std::accumulate(segments.begin(), segments.end(), int64_t(0)) != T))
+    throw_invalid("packed segments must tile one row of ids end to end");
+  if (segments.size() <= 1) {
+    positions = at::arange(T, long_options);
+  } else {
+    std::vector<at::Tensor> each;
+    for (int64_t n : segments) each.push_back(at::arange(n, long_options));
+    positions = at::cat(each);
+  }
   at::Tensor cos, sin;
   rotary_tables(positions, cos, sin);  // [T, D], broadcast over batch and heads
   at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     if (checkpoint && x.requires_grad()) {
-      x = CheckpointedLayer::apply(x, cos, sin, i, reinterpret_cast<int64_t>(this))[0];
+      x = CheckpointedLayer::apply(x, cos, sin, i, reinterpret_cast<int64_t>(this), segments)[0];
     } else {
-      x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-        return causal_attention(q, k, v);
-      });
+      x = forward_layer(i, x, cos, sin, segments);
     }
   }
   return rms_norm(x, final_norm_);
@@ -194,15 +205,13 @@ at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t sl
   const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
   at::Tensor cos, sin;
   rotary_tables(at::arange(start, keys, long_options), cos, sin);
-  const at::Tensor allowed =
-      (at::arange(keys, long_options).view({1, keys}) <= at::arange(start, keys, long_options).view({n, 1})).view({1, 1, n, keys});
   at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
       cache.keys(i).narrow(0, slot, 1).narrow(2, start, n).copy_(k);
       cache.values(i).narrow(0, slot, 1).narrow(2, start, n).copy_(v);
-      return grouped_query_attention(q, cache.keys(i).narrow(0, slot, 1).narrow(2, 0, keys),
-                                     cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), allowed);
+      return causal_attention_after(q, cache.keys(i).narrow(0, slot, 1).narrow(2, 0, keys),
+                                    cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), start);
     });
   }
   return rms_norm(x, final_norm_);

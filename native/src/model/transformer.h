@@ -37,7 +37,9 @@ class Transformer {
   // Training and scoring: ids [B, T] (right-padded; padding never influences real tokens
   // because attention is causal), positions 0..T-1. Returns normed hidden states [B, T, H].
   // checkpoint: keep only each layer's input for the backward and recompute the rest.
-  at::Tensor forward(const at::Tensor& ids, bool checkpoint) const;
+  // segments (packed): ids [1, T] holds sequences of these lengths end to end; each attends
+  // to itself only and its positions start at 0, so its hidden states are those it has alone.
+  at::Tensor forward(const at::Tensor& ids, bool checkpoint, const std::vector<int64_t>& segments = {}) const;
 
   // Prefill for generation: ids [B, T] right-padded prompts placed into cache slots
   // [first_slot, first_slot + B). Returns hidden states [B, T, H].
@@ -50,9 +52,9 @@ class Transformer {
   // length). Writes each row's key/value at its position and returns hidden states [B, H].
   at::Tensor decode(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) const;
 
-  // Layer `index` with plain causal attention (what activation checkpointing re-runs).
-  at::Tensor layer_for_checkpoint(int64_t index, const at::Tensor& x, const at::Tensor& cos,
-                                  const at::Tensor& sin) const;
+  // Layer `index` of forward() (activation checkpointing runs it again in the backward).
+  at::Tensor forward_layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin, const std::vector<int64_t>& segments) const;
 
  private:
   using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;

@@ -172,6 +172,24 @@ t.test("SGLang's /generate", async (t) => {
   await assertLogprobsMatch(t, [5, 6, 7], out.output_ids, out.meta_info.output_token_logprobs.map((e) => e[0]), 1);
 });
 
+t.test('/health counts the prefix cache: a client resending its conversation prefills only the new turn', async (t) => {
+  const health = async () => ((await (await fetch(`${server.url}/health`)).json()) as { prefix_cache: Record<string, number> }).prefix_cache;
+  const generate = async (input_ids: number[]) => {
+    const res = await fetch(`${server.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_ids, sampling_params: { max_new_tokens: 6, temperature: 1, sampling_seed: 5, ignore_eos: true } }) });
+    return ((await res.json()) as { output_ids: number[] }).output_ids;
+  };
+  const turn1 = Array.from({ length: 40 }, (_, i) => 10 + ((i * 7) % 200));
+  const before = await health();
+  const reply = await generate(turn1);
+  const turn2 = [...turn1, ...reply, 21, 22, 23, 24, 25];
+  await generate(turn2);
+  const after = await health();
+  t.equal(after.lookups! - before.lookups!, 2, 'two prompts looked up');
+  t.equal(after.hits! - before.hits!, 1, 'the second turn hit');
+  t.equal(after.reused_tokens! - before.reused_tokens!, turn1.length + reply.length - 1, 'reused: the first turn and its reply (its last token never entered the cache)');
+  t.ok(after.entries! >= 1 && after.bytes! > 0, `stored: ${after.entries} entries, ${after.bytes} bytes`);
+});
+
 t.test('RemotePolicy against swerl serve inside a real rollout, both protocols', async (t) => {
   for (const protocol of ['openai', 'sglang'] as const) {
     const remote = await RemotePolicy.connect(policy.tokenizer, { servers: [server.url, `${server.url}/v1`], protocol });
