@@ -1,7 +1,8 @@
-// swerl_kernel_check: the fused loss, advantages, token weights and causal attention on one device (the CPU
-// twin, or the CUDA kernels) against float64 references on fresh random inputs. Outputs and
-// workspaces are poisoned with NaN bytes before every run, so a value the kernels fail to
-// write shows. Runs without Node (GPU machines may have none):
+// swerl_kernel_check: the fused loss, advantages, token weights and causal attention (fresh,
+// packed, after cached positions) on one device (the CPU twin, or the CUDA kernels) against
+// float64 references on fresh random inputs. Outputs and workspaces are poisoned with NaN
+// bytes before every run, so a value the kernels fail to write shows; the generator's KV
+// cache is poisoned wherever no live sequence owns it, so a stale position that leaks shows. Runs without Node (GPU machines may have none):
 //
 //   swerl_kernel_check --device cuda [--seed N] [--large]
 //
@@ -27,6 +28,8 @@
 #include "math/cuda_math.h"
 #include "math/token_weights.h"
 #include "model/attention.h"
+#include "model/generator.h"
+#include "model/transformer.h"
 
 namespace {
 
@@ -480,6 +483,78 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
   }
 }
 
+// Continuous batching over a poisoned KV cache: two generators run the same schedule (three
+// prompts of different lengths, decode steps, a release that moves the last slot into the
+// hole, a short prompt admitted over a longer one's stale slot, a prefix-cache hit), and one
+// has every position no live sequence owns overwritten with 1e6 after each step. A stale
+// key or value that reached a score or an output would change a token or a logprob.
+void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
+  ModelConfig config;
+  config.vocab_size = 64;
+  config.hidden_size = 32;
+  config.intermediate_size = 64;
+  config.num_layers = 2;
+  config.num_heads = 4;
+  config.num_kv_heads = 2;
+  config.head_dim = 8;
+  config.qk_norm = true;
+  Transformer model(config, device, at::kFloat);
+  init_random(model, 0.3, seed);
+  Generator clean(model), poisoned(model);
+  for (Generator* g : {&clean, &poisoned}) g->prefixes().set_budget(int64_t(1) << 24);
+
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + 1);
+  auto prompt = [&](int64_t n) {
+    const at::Tensor ids = at::randint(config.vocab_size, {n}, gen, at::TensorOptions().dtype(at::kLong));
+    return std::vector<int32_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + n);
+  };
+  auto request = [](int64_t id, std::vector<int32_t> tokens) {
+    GenerationRequest r;
+    r.id = id;
+    r.prompt = std::move(tokens);
+    r.sampling.seed = uint64_t(100 + id);
+    return r;
+  };
+  std::vector<int32_t> first = prompt(30);
+  std::vector<std::pair<std::vector<int64_t>, std::vector<GenerationRequest>>> schedule = {
+      {{}, {request(1, first), request(2, prompt(12)), request(3, prompt(7))}}, {{}, {}}, {{}, {}}, {{}, {}},
+      {{1}, {request(4, prompt(3))}}, {{}, {}}, {{}, {}}, {{}, {}}};
+  std::vector<GeneratedToken> a, b;
+  std::vector<int32_t> first_reply;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const auto& [release, admit] = schedule[i];
+    const std::vector<GeneratedToken> x = clean.step(release, admit), y = poisoned.step(release, admit);
+    poisoned.poison_unused(1e6f);
+    a.insert(a.end(), x.begin(), x.end());
+    b.insert(b.end(), y.begin(), y.end());
+    for (const GeneratedToken& t : x)
+      if (t.id == 1 && i < 4) first_reply.push_back(t.token);
+  }
+  // The next turn of sequence 1: its prompt, its reply but the last token, and new tokens.
+  std::vector<int32_t> next = first;
+  next.insert(next.end(), first_reply.begin(), first_reply.end() - 1);
+  const std::vector<int32_t> observation = prompt(9);
+  next.insert(next.end(), observation.begin(), observation.end());
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<GenerationRequest> admit = step == 0 ? std::vector<GenerationRequest>{request(5, next)} : std::vector<GenerationRequest>{};
+    const std::vector<int64_t> release = step == 0 ? std::vector<int64_t>{2} : std::vector<int64_t>{};
+    const std::vector<GeneratedToken> x = clean.step(release, admit), y = poisoned.step(release, admit);
+    poisoned.poison_unused(1e6f);
+    a.insert(a.end(), x.begin(), x.end());
+    b.insert(b.end(), y.begin(), y.end());
+  }
+  bool same_tokens = a.size() == b.size();
+  double worst = 0;
+  for (size_t i = 0; same_tokens && i < a.size(); ++i) {
+    same_tokens = a[i].id == b[i].id && a[i].token == b[i].token;
+    worst = std::max(worst, double(std::fabs(a[i].logprob - b[i].logprob)));
+  }
+  const PrefixCacheStats stats = poisoned.prefixes().stats();
+  check(stats.hits >= 1, device.str() + " KV-cache poisoning: the schedule includes a prefix-cache hit (" + std::to_string(stats.hits) + ")");
+  check(same_tokens && worst == 0.0, device.str() + " KV-cache poisoning: " + std::to_string(a.size()) +
+                                         " tokens and logprobs unchanged by 1e6 in every unowned position (max |Δ logprob| " + fmt(worst) + ")");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -510,6 +585,7 @@ int main(int argc, char** argv) {
     check_token_weights(device, gen);
     check_causal_attention(device, gen);
     check_packed_and_chunked_attention(device, gen);
+    check_kv_cache_poisoning(device, seed);
   } catch (const std::exception& e) {
     check(false, std::string("exception: ") + e.what());
   }

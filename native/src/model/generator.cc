@@ -18,6 +18,19 @@ void Generator::reset() {
   prefixes_.clear();
 }
 
+void Generator::poison_unused(float value) {
+  for (int64_t l = 0; l < cache_.layers(); ++l) {
+    for (at::Tensor* t : {&cache_.keys(l), &cache_.values(l)}) {
+      if (!t->defined()) continue;
+      const int64_t capacity = t->size(2);
+      for (int64_t slot = 0; slot < t->size(0); ++slot) {
+        const int64_t live = slot < active() ? sequences_[slot].length : 0;
+        t->select(0, slot).narrow(1, live, capacity - live).fill_(value);
+      }
+    }
+  }
+}
+
 void Generator::release(int64_t id) {
   auto it = std::find_if(sequences_.begin(), sequences_.end(),
                          [&](const Sequence& s) { return s.id == id; });

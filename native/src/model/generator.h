@@ -39,6 +39,10 @@ class Generator {
   void reset();
 
   int64_t active() const { return int64_t(sequences_.size()); }
+  // Overwrites every cache position that holds no live sequence's key or value (past each
+  // slot's length, and every slot past the active ones) with `value`: checks use it to show
+  // that no stale position reaches a result.
+  void poison_unused(float value);
   int64_t cache_bytes() const { return cache_.bytes(); }
   PrefixCache& prefixes() { return prefixes_; }
   // Prompt positions prefilled in one forward at most; longer prompts go a chunk at a time,
