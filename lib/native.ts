@@ -22,6 +22,7 @@ export interface NativeBuildInfo {
 }
 
 export interface NativeLossOptions {
+  objective: 'policy-gradient' | 'nll';
   clipLow: number;
   clipHigh: number;
   /** 0 = off. */

@@ -9,6 +9,12 @@ import { optionsParser } from '../schema.js';
 import { DTYPE_MAX, float32Array, int32Array, positiveInteger } from './validate.js';
 
 export interface PolicyLossOptions {
+  /**
+   * 'policy-gradient' (default): the clipped surrogate -A r_t. 'nll': the negative
+   * log-likelihood -l_t of each weighted token (SFT, rejection fine-tuning); advantages and
+   * the clip play no part, old logprobs only feed the ratio statistics.
+   */
+  objective?: 'policy-gradient' | 'nll';
   /** epsilon_low of the ratio clip (default 0.2). */
   clipLow?: number;
   /** epsilon_high (default 0.28, GRPO++'s clip-higher); Infinity or null = no upper clip. */
@@ -118,6 +124,7 @@ export const LOSS_FIELDS = {
 } as const;
 
 const parseOptions = optionsParser<{
+  objective: 'policy-gradient' | 'nll';
   clipLow: number;
   clipHigh: number | null;
   dualClip: number | null;
@@ -130,6 +137,7 @@ const parseOptions = optionsParser<{
   type: 'object',
   additionalProperties: false,
   properties: {
+    objective: { type: 'string', enum: ['policy-gradient', 'nll'], default: 'policy-gradient' },
     clipLow: { ...LOSS_FIELDS.clipLow, default: 0.2 },
     clipHigh: { ...LOSS_FIELDS.clipHigh, default: 0.28 },
     dualClip: { ...LOSS_FIELDS.dualClip, default: null },
@@ -183,6 +191,7 @@ export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'opt
   const o = parseOptions(withInfinity, field);
   const chunkDevice = device.startsWith('cuda') ? 'cuda' : 'cpu';
   const out: NativeLossOptions = {
+    objective: o.objective,
     clipLow: o.clipLow,
     clipHigh: o.clipHigh ?? Infinity,
     dualClip: o.dualClip ?? 0,

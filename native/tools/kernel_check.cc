@@ -71,7 +71,13 @@ std::vector<Case> option_cases() {
   everything.entropy_coef = 0.02;
   everything.kl_coef = 0.1;
   everything.kl_kind = KlKind::K3;
-  return {{"GRPO++ defaults", LossOptions{}}, {"everything on", everything}};
+  LossOptions nll;  // SFT: the negative log-likelihood, with an entropy bonus and a KL term
+  nll.objective = Objective::Nll;
+  nll.temperature = 0.8;
+  nll.entropy_coef = 0.01;
+  nll.kl_coef = 0.05;
+  nll.kl_kind = KlKind::K2;
+  return {{"GRPO++ defaults", LossOptions{}}, {"everything on", everything}, {"NLL (SFT)", nll}};
 }
 
 // Inputs of one fused-loss problem, on the CPU, operands already rounded to dtype.
@@ -156,8 +162,10 @@ Reference reference(const Inputs& in, const LossOptions& o, const at::Tensor& ro
     r.stats.ratio_max = ratio.masked_select(masked).max().item<double>();
     r.stats.approx_kl = (tokens.old_logprobs.to(at::kDouble) - r.logprobs).masked_select(masked).mean().item<double>();
     r.stats.entropy_mean = r.entropy.masked_select(masked).mean().item<double>();
-    r.stats.clip_frac_low = ((adv < 0) & (ratio < 1 - o.clip_low) & masked).sum().item<double>() / m;
-    r.stats.clip_frac_high = ((adv > 0) & (ratio > 1 + o.clip_high) & masked).sum().item<double>() / m;
+    if (o.objective == Objective::PolicyGradient) {  // the NLL clips nothing
+      r.stats.clip_frac_low = ((adv < 0) & (ratio < 1 - o.clip_low) & masked).sum().item<double>() / m;
+      r.stats.clip_frac_high = ((adv > 0) & (ratio > 1 + o.clip_high) & masked).sum().item<double>() / m;
+    }
   }
   return r;
 }

@@ -24,6 +24,12 @@ export const OPTION_CASES: OptionCase[] = [
   { name: 'kl k1', ref: { ...base, kl: { coef: 0.05, kind: 'k1' } }, native: { kl: { coef: 0.05, kind: 'k1' } } },
   { name: 'kl k2', ref: { ...base, kl: { coef: 0.05, kind: 'k2' } }, native: { kl: { coef: 0.05, kind: 'k2' } } },
   { name: 'kl k3', ref: { ...base, kl: { coef: 0.05, kind: 'k3' } }, native: { kl: { coef: 0.05 } } },
+  { name: 'nll (SFT)', ref: { ...base, objective: 'nll' }, native: { objective: 'nll' } },
+  {
+    name: 'nll with T=0.8, entropy bonus and k2 KL',
+    ref: { ...base, objective: 'nll', temperature: 0.8, entropyCoef: 0.01, kl: { coef: 0.05, kind: 'k2' } },
+    native: { objective: 'nll', temperature: 0.8, entropyCoef: 0.01, kl: { coef: 0.05, kind: 'k2' } },
+  },
   {
     name: 'everything on (clipHigh=Inf, dual clip, T=1.3, entropy, k3)',
     ref: { clipLow: 0.1, clipHigh: Infinity, dualClip: 2.5, temperature: 1.3, entropyCoef: 0.02, kl: { coef: 0.1, kind: 'k3' } },

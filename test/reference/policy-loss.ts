@@ -4,6 +4,8 @@
  * differentiating that formula branch by branch (itself checked against finite differences).
  */
 export interface RefOptions {
+  /** 'nll': the per-token loss is -l (SFT); default the clipped surrogate. */
+  objective?: 'policy-gradient' | 'nll';
   clipLow: number;
   clipHigh: number; // may be Infinity
   dualClip?: number; // c > 1, or undefined
@@ -145,9 +147,10 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
     const w = inputs.weights[t]!;
     const adv = inputs.advantages[t]!;
     const old = inputs.oldLogprobs[t]!;
-    const L = surrogate(l, old, adv, o);
-    let dl = surrogateDerivative(l, old, adv, o); // d(per-token loss)/dl
-    let d2l = dl; // where the surrogate is active, d(-A r)/dl = -A r
+    const nll = o.objective === 'nll';
+    const L = nll ? -l : surrogate(l, old, adv, o);
+    let dl = nll ? -1 : surrogateDerivative(l, old, adv, o); // d(per-token loss)/dl
+    let d2l = nll ? 0 : dl; // where the surrogate is active, d(-A r)/dl = -A r
     let tokenLoss = L - o.entropyCoef * H;
     lossScale += Math.abs(w) * (Math.abs(L) + Math.abs(o.entropyCoef * H));
     if (o.kl) {
@@ -179,8 +182,8 @@ export function referencePolicyLoss(inputs: RefInputs, o: RefOptions): RefResult
       ratioSum += r;
       ratioMax = Math.max(ratioMax, r);
       entSum += H;
-      if (adv < 0 && r < 1 - o.clipLow) low++;
-      if (adv > 0 && r > 1 + o.clipHigh) high++;
+      if (!nll && adv < 0 && r < 1 - o.clipLow) low++;
+      if (!nll && adv > 0 && r > 1 + o.clipHigh) high++;
     }
   }
   const mean = (x: number) => (masked > 0 ? x / masked : 0);

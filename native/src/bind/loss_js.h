@@ -42,6 +42,9 @@ inline int64_t chunk_field(const Napi::Object& o, const char* field) {
 // The options object JS sends: flat and fully defaulted (lib/math/policy-loss.ts). Their bounds
 // are the loss's to check, at its entry (loss/loss.cc).
 inline void read_loss_options(const Napi::Object& o, LossOptions& options, FusedChunks& chunks) {
+  const std::string objective = string_field(o, "objective");
+  if (objective != "policy-gradient" && objective != "nll") throw_invalid("objective must be 'policy-gradient' or 'nll'");
+  options.objective = objective == "nll" ? Objective::Nll : Objective::PolicyGradient;
   options.clip_low = number_field(o, "clipLow");
   options.clip_high = number_field(o, "clipHigh");
   options.dual_clip = number_field(o, "dualClip");

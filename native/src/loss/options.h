@@ -10,7 +10,12 @@ namespace swerl {
 
 enum class KlKind { K1 = 1, K2 = 2, K3 = 3 };
 
+// What each token's loss is: the clipped policy-gradient surrogate (RL), or its negative
+// log-likelihood (SFT, rejection fine-tuning), where the advantage and the clip play no part.
+enum class Objective { PolicyGradient = 0, Nll = 1 };
+
 struct LossOptions {
+  Objective objective = Objective::PolicyGradient;
   double clip_low = 0.2;    // epsilon_low
   double clip_high = 0.28;  // epsilon_high; +infinity allowed
   double dual_clip = 0.0;   // c > 1 enables the dual clip; 0 = off

@@ -19,10 +19,15 @@ PlainLossTerms plain_policy_loss_terms(const at::Tensor& hidden, const at::Tenso
   const at::Tensor old = token(in.old_logprobs), adv = token(in.advantages);
 
   out.ratio = (out.logprobs - old).clamp(-kLogRatioClamp, kLogRatioClamp).exp();
-  const at::Tensor clipped = out.ratio.clamp(1.0 - o.clip_low, 1.0 + o.clip_high);
-  at::Tensor per_token = at::maximum(-adv * out.ratio, -adv * clipped);
-  if (o.has_dual_clip())
-    per_token = at::where(adv < 0, at::minimum(per_token, -adv * o.dual_clip), per_token);
+  at::Tensor per_token;
+  if (o.objective == Objective::Nll) {
+    per_token = -out.logprobs;
+  } else {
+    const at::Tensor clipped = out.ratio.clamp(1.0 - o.clip_low, 1.0 + o.clip_high);
+    per_token = at::maximum(-adv * out.ratio, -adv * clipped);
+    if (o.has_dual_clip())
+      per_token = at::where(adv < 0, at::minimum(per_token, -adv * o.dual_clip), per_token);
+  }
   if (o.entropy_coef != 0.0) per_token = per_token - o.entropy_coef * out.entropy;
   if (o.has_kl()) {
     const at::Tensor d = out.logprobs - token(in.ref_logprobs);

@@ -44,6 +44,13 @@ SWERL_HD inline TokenLoss clipped_surrogate(double logprob, double old_logprob, 
                    advantage < 0 && ratio < low, advantage > 0 && ratio > high};
 }
 
+// The negative log-likelihood -l: gradient -1 whatever the advantage; the ratio against the
+// old logprobs is still reported (how far the policy is from what sampled the tokens).
+SWERL_HD inline TokenLoss negative_log_likelihood(double logprob, double old_logprob) {
+  const double log_ratio = fmin(fmax(logprob - old_logprob, -kLogRatioClamp), kLogRatioClamp);
+  return TokenLoss{-logprob, -1.0, exp(log_ratio), false, false};
+}
+
 // kind is K1, K2 or K3 (validated where options enter the loss, loss.cc).
 SWERL_HD inline TokenKl kl_penalty(double logprob, double ref_logprob, KlKind kind) {
   const double d = logprob - ref_logprob;
@@ -66,7 +73,8 @@ struct TokenOutcome {
 SWERL_HD inline TokenOutcome token_outcome(float logprob, float entropy, float old_logprob,
                                            float advantage, float weight, float ref_logprob,
                                            const LossOptions& o) {
-  const TokenLoss s = clipped_surrogate(logprob, old_logprob, advantage, o);
+  const TokenLoss s = o.objective == Objective::Nll ? negative_log_likelihood(logprob, old_logprob)
+                                                    : clipped_surrogate(logprob, old_logprob, advantage, o);
   double dloss = s.dloss, value = s.loss - o.entropy_coef * entropy;
   if (o.has_kl()) {
     const TokenKl kl = kl_penalty(logprob, ref_logprob, o.kl_kind);

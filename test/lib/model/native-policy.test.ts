@@ -198,10 +198,11 @@ t.test('fused-loss gradients equal plain autograd through materialized logits', 
     { name: 'qwen3 tied, clip-higher', modelType: 'qwen3' as const, loss: {} },
     { name: 'qwen2 untied, entropy + k3 KL + dual clip, temperature 0.7', modelType: 'qwen2' as const, loss: { entropyCoef: 0.01, kl: { coef: 0.05 }, dualClip: 3, temperature: 0.7 } },
     { name: 'llama, no upper clip, small tiles', modelType: 'llama' as const, loss: { clipHigh: null, chunkSize: { tokens: 5, vocab: 64 } } },
+    { name: 'qwen3, the NLL objective (SFT) with an entropy bonus', modelType: 'qwen3' as const, loss: { objective: 'nll' as const, entropyCoef: 0.01 } },
   ];
   const root = t.testdir();
   for (const c of cases) {
-    const ckpt = await writeTinyCheckpoint(path.join(root, c.modelType), rng, { modelType: c.modelType });
+    const ckpt = await writeTinyCheckpoint(path.join(root, c.name.replace(/\W+/g, '-')), rng, { modelType: c.modelType });
     for (const checkpointing of [false, true]) {
       const policy = await NativePolicy.load(ckpt.dir, { microBatchTokens: 40, activationCheckpointing: checkpointing });
       const V = ckpt.reference.vocabSize;
@@ -230,6 +231,26 @@ t.test('fused-loss gradients equal plain autograd through materialized logits', 
       t.ok(worstRel < 1e-4, `${c.name}${checkpointing ? ', checkpointed' : ''}: every parameter's gradient within 1e-4 relative L2 (worst ${worstRel.toExponential(2)}, cosine ${worstCos.toFixed(7)})`);
     }
   }
+});
+
+t.test("the NLL objective's loss is the weighted negative log-likelihood of a full forward", async (t) => {
+  const policy = await NativePolicy.load(TINY, { seed: 4 });
+  t.teardown(() => policy.dispose());
+  const corpus = [randomTokens(30, 265), randomTokens(12, 265), randomTokens(45, 265)];
+  const masked = corpus.map((tokens) => tokens.map((_, j) => (j > 0 && rng.uniform() < 0.7 ? 1 : 0)));
+  const total = masked.flat().reduce((a, b) => a + b, 0);
+  const lps = await policy.logprobs(corpus);
+  let expected = 0;
+  corpus.forEach((_, i) => masked[i]!.forEach((m, j) => (expected -= (m * lps[i]![j]!) / total)));
+  // Advantages of either sign and old logprobs far off: the NLL ignores both.
+  const sequences = corpus.map((tokens, i) => ({ tokens, weights: masked[i]!.map((m) => m / total), oldLogprobs: tokens.map(() => -30), advantage: i === 1 ? -2 : 0.5 }));
+  const result = await policy.trainStep({ sequences, loss: { objective: 'nll' } });
+  t.ok(Math.abs(result.loss - expected) < 1e-5 * Math.max(1, expected), `loss ${result.loss} = token-mean NLL ${expected}`);
+  t.equal(result.clipFracLow + result.clipFracHigh, 0, 'nothing is clipped');
+  const after = await policy.logprobs(corpus);
+  let nllAfter = 0;
+  corpus.forEach((_, i) => masked[i]!.forEach((m, j) => (nllAfter -= (m * after[i]![j]!) / total)));
+  t.ok(nllAfter < expected, `one step lowers the NLL: ${expected.toFixed(4)} -> ${nllAfter.toFixed(4)}`);
 });
 
 t.test('a policy-gradient step with A = +1 on fixed sequences is supervised learning', async (t) => {
