@@ -12,6 +12,8 @@ export interface TurnRecord {
   response: string;
   /** The tool the env ran, when the turn called one. */
   tool?: string;
+  /** The turn broke the action format (the env's StepInfo.formatError): no call, a malformed one, several. */
+  formatError?: string;
   /** The observation that came back (empty for the last turn of a finished episode). */
   observation: string;
   /** Tokens the observation added to the context. */

@@ -77,6 +77,28 @@ export function parseTextAction(response: string): Action | null {
 }
 
 /**
+ * How many `<function=NAME>` calls a response holds (NAME non-empty): a turn must make one.
+ * A call's body is skipped up to its `</function>`, so a command that mentions `<function=`
+ * (a grep for it) is not a second call; a call left unclosed runs to the end. Linear in the
+ * response, like parseTextAction.
+ */
+export function countTextCalls(response: string): number {
+  let count = 0;
+  for (let at = 0; ;) {
+    const open = findOpenTag(response, FUNCTION_TAG, at);
+    if (!open) return count;
+    if (open.value === '') {
+      at = open.end;
+      continue;
+    }
+    count++;
+    const close = response.indexOf(FUNCTION_CLOSE, open.end);
+    if (close < 0) return count;
+    at = close + FUNCTION_CLOSE.length;
+  }
+}
+
+/**
  * The first of a turn's JSON tool calls as an Action (arguments stringified: objects and
  * arrays as JSON, the rest with String()), or null when there are none. Malformed argument
  * JSON is an error the caller turns into an observation.

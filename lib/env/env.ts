@@ -31,6 +31,11 @@ export interface StepInfo {
   termination?: TerminationReason;
   /** The tool that ran, when the turn called one. */
   tool?: string;
+  /**
+   * Set when the turn broke the action format: no call, a malformed one, or more than one
+   * (only the first ran). Rejection fine-tuning masks such turns out of the loss.
+   */
+  formatError?: string;
   /** Steps taken so far, this one included. */
   steps: number;
   /** Wall time of this step in milliseconds. */

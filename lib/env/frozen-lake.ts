@@ -415,6 +415,7 @@ export class FrozenLakeEnv implements Env {
     const info: FrozenLakeStepInfo = {
       steps: this.steps,
       durationMs: 0,
+      ...(intended === null ? { formatError: 'no move' } : {}),
       action: intended,
       direction,
       position: this.position,

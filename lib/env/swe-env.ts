@@ -7,7 +7,7 @@
 import { SwerlError, invalidArg } from '../errors.js';
 import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
-import { parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
+import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
 import { NO_TOOL_CALL, issuePrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
 import { gradePatch } from './reward/grade.js';
@@ -99,11 +99,17 @@ export class SweEnv implements Env {
 
     let observation: string;
     let call: Action | null = null;
+    const text = typeof action === 'string' ? action : action.content;
+    const jsonCalls = typeof action === 'string' ? 0 : action.tool_calls?.length ?? 0;
     try {
-      call = typeof action === 'string' ? parseTextAction(action) : action.tool_calls?.length ? parseJsonToolCalls(action.tool_calls) : parseTextAction(action.content);
+      call = jsonCalls > 0 ? parseJsonToolCalls((action as AssistantTurn).tool_calls) : parseTextAction(text);
       observation = NO_TOOL_CALL;
+      const calls = jsonCalls > 0 ? jsonCalls : countTextCalls(text);
+      if (!call) info.formatError = 'no tool call';
+      else if (calls > 1) info.formatError = `${calls} tool calls in one turn (only the first ran)`;
     } catch (error) {
       observation = `ERROR: ${(error as Error).message}`;
+      info.formatError = `a malformed tool call: ${(error as Error).message}`;
     }
     if (call) {
       info.tool = call.name;

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 
 import { parseAgentLoopOptions, runEpisode, type AgentLoopOptions, type EpisodeSpec } from '../../../lib/agent/agent-loop.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
+import type { StepResult } from '../../../lib/env/env.js';
 import { SwerlError } from '../../../lib/errors.js';
 import { renderChat, type ChatMessage } from '../../../lib/model/chat-template.js';
 import {
@@ -187,6 +188,15 @@ t.test('submitted: the env ends the episode; reward, tests, patch and tool are r
   t.same(traj.turns.map((x) => x.contextTokens), [PROMPT, PROMPT + 8 + userTurn('out 1'), PROMPT + 16 + userTurn('out 1') + userTurn('out 2')]);
   checkConsistency(t, traj);
   t.ok(traj.timings.totalMs >= traj.timings.generateMs);
+});
+
+t.test("the env's format errors are kept on their turns", async (t) => {
+  const broken = (observation: string, k: number, formatError: string): StepResult => ({ observation, done: false, info: { steps: k, durationMs: 0, formatError } });
+  const env = new FakeEnv({
+    step: (_, k) => (k === 1 ? broken('no call', k, 'no tool call') : k === 2 ? going('ok', k, 'bash') : finished('done', k, undefined, { tool: 'finish', formatError: '2 tool calls in one turn (only the first ran)' })),
+  });
+  const traj = await play(env, new ScriptedPolicy((turn) => says(`step ${turn}`)));
+  t.same(traj.turns.map((x) => x.formatError), ['no tool call', undefined, '2 tool calls in one turn (only the first ran)']);
 });
 
 t.test('topK, topP and no seed are passed as given', async (t) => {

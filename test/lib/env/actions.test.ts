@@ -1,6 +1,6 @@
 import t from 'tap';
 
-import { parseJsonToolCalls, parseTextAction } from '../../../lib/env/actions.js';
+import { countTextCalls, parseJsonToolCalls, parseTextAction } from '../../../lib/env/actions.js';
 
 t.test('text calls', async (t) => {
   t.same(
@@ -35,6 +35,17 @@ t.test('text calls', async (t) => {
   );
   t.equal(parseTextAction('I think the bug is in utils.py.'), null, 'no call');
   t.equal(parseTextAction('<function=>\n</function>'), null, 'no name');
+});
+
+t.test('counting text calls: a turn must make exactly one', async (t) => {
+  const bash = (cmd: string) => `<function=execute_bash>\n<parameter=cmd>${cmd}</parameter>\n</function>`;
+  t.equal(countTextCalls('no call here'), 0);
+  t.equal(countTextCalls(bash('ls')), 1);
+  t.equal(countTextCalls(`${bash('ls')}\nand then\n${bash('pwd')}`), 2, 'two closed calls');
+  t.equal(countTextCalls(`${bash('ls')}${bash('pwd')}<function=finish>`), 3, 'the last one unclosed still counts');
+  t.equal(countTextCalls(bash('grep -rn "<function=foo>" .')), 1, 'a command mentioning <function= inside a call is not a second call');
+  t.equal(countTextCalls('<function=>\n</function>'), 0, 'no name, no call');
+  t.equal(countTextCalls('<function=execute_bash><parameter=cmd>ls'), 1, 'an unclosed call runs to the end');
 });
 
 t.test('JSON tool calls', async (t) => {

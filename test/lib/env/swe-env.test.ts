@@ -60,25 +60,33 @@ const bash = (cmd: string) => `I will run a command.\n<function=execute_bash>\n<
 const FIX = '<function=file_editor><parameter=command>str_replace</parameter><parameter=path>/testbed/calc.py</parameter><parameter=old_str>return a - b</parameter><parameter=new_str>return a + b</parameter></function>';
 
 t.test('an episode: reset, tools, finish, reward 1 with the patch', async (t) => {
-  const env = new SweEnv(await fixtureTask(t), backend, { maxSteps: 5 });
+  const env = new SweEnv(await fixtureTask(t), backend, { maxSteps: 7 });
   t.teardown(() => env.close());
   const messages = await env.reset();
   t.same(messages.map((m) => m.role), ['system', 'user']);
   t.match(messages[0]!.content, /<function=execute_bash>|execute_bash/);
   t.match(messages[0]!.content, /file_editor/);
   t.match(messages[1]!.content, /add\(2, 3\) returns -1 instead of 5\./);
-  t.match(messages[1]!.content, /Steps Remaining: 5$/);
+  t.match(messages[1]!.content, /Steps Remaining: 7$/);
 
   const listed = await env.step(bash('ls'));
-  t.equal(listed.observation, 'Exit code: 0\nExecution output of [execute_bash]:\ncalc.py\ntests\n\nSteps Remaining: 4');
+  t.equal(listed.observation, 'Exit code: 0\nExecution output of [execute_bash]:\ncalc.py\ntests\n\nSteps Remaining: 6');
   t.equal(listed.done, false);
   t.equal(listed.info.tool, 'execute_bash');
   t.equal(listed.info.steps, 1);
+  t.equal(listed.info.formatError, undefined, 'one call: no format error');
 
   const silent = await env.step('I think the bug is in add.');
   t.match(silent.observation, /called no tool/);
-  t.match(silent.observation, /Steps Remaining: 3$/);
+  t.match(silent.observation, /Steps Remaining: 5$/);
   t.equal(silent.info.tool, undefined, 'a reply without a call still counts as a step');
+  t.equal(silent.info.formatError, 'no tool call');
+
+  const twice = await env.step(`${bash('true')}\n${bash('ls')}`);
+  t.equal(twice.info.tool, 'execute_bash', 'the first of two calls runs');
+  t.equal(twice.info.formatError, '2 tool calls in one turn (only the first ran)');
+  const malformed = await env.step({ content: '', tool_calls: [{ function: { name: 'file_editor', arguments: '{not json' } }] });
+  t.match(malformed.info.formatError, /^a malformed tool call: .*not valid JSON/);
 
   const edited = await env.step({ content: '', tool_calls: [{ function: { name: 'file_editor', arguments: JSON.stringify({ command: 'str_replace', path: '/testbed/calc.py', old_str: 'return a - b', new_str: 'return a + b' }) } }] });
   t.equal(edited.info.tool, 'file_editor', 'JSON tool calls work too');

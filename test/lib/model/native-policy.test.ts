@@ -237,7 +237,7 @@ t.test("the NLL objective's loss is the weighted negative log-likelihood of a fu
   const policy = await NativePolicy.load(TINY, { seed: 4 });
   t.teardown(() => policy.dispose());
   const corpus = [randomTokens(30, 265), randomTokens(12, 265), randomTokens(45, 265)];
-  const masked = corpus.map((tokens) => tokens.map((_, j) => (j > 0 && rng.uniform() < 0.7 ? 1 : 0)));
+  const masked = corpus.map((tokens) => tokens.map((_, j): number => (j > 0 && rng.uniform() < 0.7 ? 1 : 0)));
   const total = masked.flat().reduce((a, b) => a + b, 0);
   const lps = await policy.logprobs(corpus);
   let expected = 0;
