@@ -10,6 +10,15 @@ export function systemPrompt(toolText: string): string {
   ].join('\n');
 }
 
+/** The opening for small models: a line of role and the compact tool list. */
+export function compactSystemPrompt(compactToolText: string): string {
+  return ['You fix issues in a code repository by calling tools.', compactToolText].join('\n');
+}
+
+export function compactIssuePrompt(problemStatement: string, workdir: string): string {
+  return [`Repository: ${workdir}`, '<issue>', problemStatement.trim(), '</issue>', 'Fix the code, run the tests, then call finish.'].join('\n');
+}
+
 export function issuePrompt(problemStatement: string, workdir: string): string {
   return [
     `The repository is checked out at ${workdir}. A user filed this issue:`,

@@ -9,7 +9,7 @@ import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
-import { NO_TOOL_CALL, issuePrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
+import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
 import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
@@ -19,6 +19,12 @@ import { SweTools, toolDescriptions, type ToolProfile } from './tools/index.js';
 export interface SweEnvOptions {
   /** 'default' (every text file) or 'r2egym' (its .py-only, concise-view tools). */
   profile: ToolProfile;
+  /**
+   * 'full': the tools described at length (R2E-Gym's, ~4.4k characters). 'compact': one line
+   * per tool and a short issue wrapper (~0.5k), for small models trained from scratch, where
+   * every prompt byte is a token of every step.
+   */
+  prompt: 'full' | 'compact';
   /** DeepSWE trained with 50 and evaluated with 100. */
   maxSteps: number;
   /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
@@ -32,6 +38,7 @@ export const parseSweEnvOptions = optionsParser<SweEnvOptions>({
   additionalProperties: false,
   properties: {
     profile: { enum: ['default', 'r2egym'], default: 'default' },
+    prompt: { enum: ['full', 'compact'], default: 'full' },
     maxSteps: { type: 'integer', minimum: 1, default: 50 },
     rewardTimeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
     label: { type: 'string' },
@@ -83,9 +90,12 @@ export class SweEnv implements Env {
       throw error;
     }
     this.tools = new SweTools(this.sandbox, { profile: this.options.profile });
+    const tools = toolDescriptions(this.options.profile);
+    const compact = this.options.prompt === 'compact';
+    const issue = (compact ? compactIssuePrompt : issuePrompt)(this.task.problemStatement, this.task.workdir);
     return [
-      { role: 'system', content: systemPrompt(toolDescriptions(this.options.profile).text) },
-      { role: 'user', content: `${issuePrompt(this.task.problemStatement, this.task.workdir)}\n${stepsRemainingLine(this.options.maxSteps)}` },
+      { role: 'system', content: compact ? compactSystemPrompt(tools.compactText) : systemPrompt(tools.text) },
+      { role: 'user', content: `${issue}\n${stepsRemainingLine(this.options.maxSteps)}` },
     ];
   }
 

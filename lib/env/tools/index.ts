@@ -229,6 +229,11 @@ function specs(profile: ToolProfile): ToolSpec[] {
 export interface ToolDescriptions {
   /** The tools and the call grammar, for the system prompt of text-mode policies. */
   text: string;
+  /**
+   * The same tools in a few lines (each tool's name and parameters, optional ones marked `?`),
+   * for small models whose every prompt byte costs: about a tenth of `text`.
+   */
+  compactText: string;
   /** OpenAI chat-completions `tools` entries for chat policies. */
   openAiTools: object[];
 }
@@ -290,5 +295,15 @@ export function toolDescriptions(profile: ToolProfile = 'default'): ToolDescript
       },
     },
   }));
-  return { text, openAiTools };
+  const signature = (tool: ToolSpec) =>
+    tool.parameters.map((p) => `${p.name}${p.enum ? `=${p.enum.join('|')}` : ''}${p.required ? '' : '?'}`).join(', ');
+  const compactText = [
+    'Call one tool per reply:',
+    '<function=NAME>',
+    '<parameter=KEY>value</parameter>',
+    '</function>',
+    'Tools:',
+    ...tools.map((tool) => `- ${tool.name}(${signature(tool)})`),
+  ].join('\n');
+  return { text, compactText, openAiTools };
 }

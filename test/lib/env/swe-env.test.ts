@@ -106,6 +106,18 @@ t.test('an episode: reset, tools, finish, reward 1 with the patch', async (t) =>
   t.equal(await env.reward(), reward, 'graded once');
 });
 
+t.test("prompt 'compact': the same tools in a tenth of the words", async (t) => {
+  const full = new SweEnv(await fixtureTask(t), backend, { maxSteps: 4 });
+  const compact = new SweEnv(await fixtureTask(t), backend, { maxSteps: 4, prompt: 'compact' });
+  t.teardown(async () => (await full.close(), await compact.close()));
+  const [a, b] = [await full.reset(), await compact.reset()];
+  t.ok(b[0]!.content.length * 8 < a[0]!.content.length, `system prompt: ${b[0]!.content.length} characters against ${a[0]!.content.length}`);
+  for (const tool of ['execute_bash(cmd)', 'search(search_term, path?)', 'file_editor(command=view|create|str_replace|insert|undo_edit, path,', 'finish(']) t.match(b[0]!.content, tool);
+  t.match(b[1]!.content, /^Repository: \/testbed\n<issue>\n[^]*add\(2, 3\) returns -1 instead of 5\.[^]*<\/issue>\n[^]*finish\.\nSteps Remaining: 4$/);
+  const step = await compact.step('<function=file_editor>\n<parameter=command>view</parameter>\n<parameter=path>/testbed/calc.py</parameter>\n</function>');
+  t.match(step.observation, /return a - b/, 'the tools are the same');
+});
+
 t.test('the hidden tests are out of reach until grading', async (t) => {
   const env = new SweEnv(await fixtureTask(t), backend);
   t.teardown(() => env.close());
