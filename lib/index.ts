@@ -72,6 +72,15 @@ export { parseToolCalls, formatToolCall, type ParsedToolCall, type ParsedToolCal
 export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
 export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';
 export { loadTrainConfig, applyOverrides, type LoadedTrainConfig } from './train/config-file.js';
+export { sft, type SftSummary } from './train/sft/sft.js';
+export { resolveSftConfig, isSftConfig, type SftTrainConfig } from './train/config.js';
+export type { SftConfig } from './train/sft/options.js';
+export { sftLoop, sftStep, sftSequences, stepExamples, heldOutNll, type SftLoopOptions, type SftLoopResult, type SftStepResult, type SftStepRow } from './train/sft/core.js';
+export { trajectoryExample, fitLength, splitHeldOut, trainedTokens, assertFitsVocabulary, type SftExample, type OverlongPolicy } from './train/sft/example.js';
+export { loadSftData, detectFormat, SFT_FORMATS, type SftData, type SftDataOptions, type SftFileReport, type SftFormat } from './train/sft/data.js';
+export { chatExample, loadChatFile, type ChatRenderSettings } from './train/sft/chat.js';
+export { loadTrajectoryFile, type TrajectoryFilters } from './train/sft/trajectories.js';
+export type { SftDataSummary } from './train/sft/dataset.js';
 export { startViewer, type Viewer, type ViewerOptions } from './view/server.js';
 export type { TrackingOptions } from './train/tracking/index.js';
 export { ALGORITHM_PRESETS, PRESETS as ALGORITHM_PRESET_FIELDS, type AlgorithmConfig, type AlgorithmPreset } from './train/algorithms.js';

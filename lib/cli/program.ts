@@ -10,6 +10,7 @@ import { packageInfo } from '../util/package-info.js';
 import { addEvalCommand } from './eval.js';
 import { addSandboxCommand } from './sandbox.js';
 import { addServeCommand } from './serve.js';
+import { addSftCommand } from './sft.js';
 import { addTasksCommand } from './tasks.js';
 import { addTrainCommand } from './train.js';
 import { addViewCommand } from './view.js';
@@ -30,6 +31,7 @@ export function buildProgram(exitCode: (code: number) => void): Command {
     .configureOutput({ outputError: (text, write) => write(`swerl: ${text.replace(/^error: /, '')}`) });
   const register: Register = (action) => async (...args) => exitCode(await action(...args));
   addTrainCommand(program, register);
+  addSftCommand(program, register);
   addEvalCommand(program, register);
   addServeCommand(program, register);
   addViewCommand(program, register);

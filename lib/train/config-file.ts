@@ -22,7 +22,7 @@ export interface LoadedTrainConfig {
  * Fields that hold paths. An override of one is a path typed at the command line, so it is
  * taken from the working directory (made absolute here), not from the config file's folder.
  */
-export const PATH_FIELDS = ['run.dir', 'model.path', 'tasks.path', 'tasks.repos', 'sampler.syncDir'] as const;
+export const PATH_FIELDS = ['run.dir', 'model.path', 'tasks.path', 'tasks.repos', 'sampler.syncDir', 'sft.data'] as const;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -92,7 +92,11 @@ export function applyOverrides(config: Record<string, unknown>, overrides: reado
     } catch (error) {
       throw invalidArg(`override ${JSON.stringify(override)}`, `has a value that does not parse: ${(error as Error).message.split('\n')[0]}`, 'quote strings with special characters');
     }
-    if ((PATH_FIELDS as readonly string[]).includes(key) && typeof value === 'string') value = path.resolve(cwd, value);
+    if ((PATH_FIELDS as readonly string[]).includes(key)) {
+      if (typeof value === 'string') value = path.resolve(cwd, value);
+      // sft.data is a list of paths.
+      else if (Array.isArray(value)) value = value.map((item: unknown) => (typeof item === 'string' ? path.resolve(cwd, item) : item));
+    }
     target[last] = value;
   }
   return result;

@@ -15,6 +15,7 @@ import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePoli
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
+import { resolveSftOptions, type SftConfig } from './sft/options.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 
 export interface RunConfig {
@@ -166,6 +167,15 @@ export interface TrainConfig {
   rollout: RolloutConfig;
   eval: EvalConfig;
   sampler: SamplerConfig;
+}
+
+/**
+ * A supervised fine-tuning config (an `sft` section): the same sections, tasks optional (with
+ * tasks and eval.every, greedy eval runs as in RL); algorithm and sampler are checked but unused.
+ */
+export interface SftTrainConfig extends Omit<TrainConfig, 'tasks'> {
+  tasks?: TasksConfig;
+  sft: SftConfig;
 }
 
 /** Counts past these can only be typos (an integer 1e300 is still an integer). */
@@ -361,9 +371,37 @@ function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig
  * shipped in a package writes its runs where the command runs.
  */
 export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): TrainConfig {
+  const raw = configObject(value);
+  if (raw.sft !== undefined)
+    throw invalidArg('config.sft', 'makes this a supervised fine-tuning config', 'run it with swerl sft (or train()), or check it with resolveSftConfig / swerl sft --print-config');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, true);
+  return { ...rest, tasks: tasks! };
+}
+
+/**
+ * Validates and defaults an SFT config (one with an `sft` section): the sections of
+ * resolveTrainConfig with tasks optional, and sft.data taken from `baseDir` as tasks.path is.
+ */
+export function resolveSftConfig(value: unknown, baseDir = process.cwd()): SftTrainConfig {
+  const raw = configObject(value);
+  if (raw.sft === undefined) throw invalidArg('config.sft', 'is required for supervised fine-tuning', 'e.g. {"data": ["conversations.jsonl"]}');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
+  return { ...rest, ...(tasks ? { tasks } : {}), sft: resolveSftOptions(raw.sft, baseDir) };
+}
+
+/** The config has an `sft` section: train() runs supervised fine-tuning on it. */
+export function isSftConfig(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>).sft !== undefined;
+}
+
+function configObject(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
-  const raw = value as Record<string, unknown>;
-  const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler'];
+  return value as Record<string, unknown>;
+}
+
+/** Every section but sft. For RL (rl: true) tasks are required and the step's batch must fit them; SFT may leave them out. */
+function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: boolean): Omit<TrainConfig, 'tasks'> & { tasks?: TasksConfig } {
+  const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler', ...(rl ? [] : ['sft'])];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section${didYouMean(key, known)}; known: ${known.join(', ')}`);
 
@@ -379,9 +417,10 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   const optimizer = parseOptimizer(section(raw, 'optimizer'), 'config.optimizer');
 
   const tasksRaw = section(raw, 'tasks') as { kind?: unknown } | undefined;
-  if (tasksRaw === undefined) throw invalidArg('config.tasks', 'is required', 'e.g. {"kind": "frozenlake"} or {"kind": "swe", "path": "tasks/swe-mini"}');
-  let tasks: TasksConfig;
-  if (tasksRaw.kind === 'frozenlake') tasks = parseFrozenLake(tasksRaw, 'config.tasks');
+  if (tasksRaw === undefined && rl) throw invalidArg('config.tasks', 'is required', 'e.g. {"kind": "frozenlake"} or {"kind": "swe", "path": "tasks/swe-mini"}');
+  let tasks: TasksConfig | undefined;
+  if (tasksRaw === undefined) tasks = undefined;
+  else if (tasksRaw.kind === 'frozenlake') tasks = parseFrozenLake(tasksRaw, 'config.tasks');
   else if (tasksRaw.kind === 'swe') {
     const swe = parseSwe(tasksRaw, 'config.tasks');
     tasks = {
@@ -414,7 +453,7 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   }
   // Temperature sampling is pure sampling from softmax(z / T); the loss is given the same T.
   if (rollout.temperature === 0) throw invalidArg('config.rollout.temperature', 'is 0 (greedy): RL needs samples from the policy', 'use 1 (DeepSWE), or another temperature > 0');
-  if (tasks.kind === 'frozenlake' && tasksPerStep > tasks.trainSeeds.length)
+  if (rl && tasks?.kind === 'frozenlake' && tasksPerStep > tasks.trainSeeds.length)
     throw invalidArg('config.rollout.tasksPerStep', `(${tasksPerStep}) exceeds the ${tasks.trainSeeds.length} training maps of config.tasks.trainSeeds`, 'lower it or add seeds');
 
   const algorithm = resolveAlgorithm(section(raw, 'algorithm'), rollout.responseBudget);

@@ -12,13 +12,14 @@ import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
 import { collect, evaluate } from './collect.js';
-import { resolveTrainConfig } from './config.js';
+import { isSftConfig, resolveTrainConfig } from './config.js';
 import { learn } from './learn.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
 import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { LearningStallDetector, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
+import { sft } from './sft/sft.js';
 import { openTaskSource } from './task-source.js';
 import { openTracker } from './tracking/index.js';
 
@@ -44,8 +45,12 @@ export interface TrainSummary {
   seconds: number;
 }
 
-/** Trains a policy; resolves with a summary when the steps are done or the run is stopped. */
+/**
+ * Trains a policy; resolves with a summary when the steps are done or the run is stopped. A
+ * config with an `sft` section is supervised fine-tuning (lib/train/sft): no rollouts.
+ */
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
+  if (isSftConfig(rawConfig)) return sft(rawConfig, hooks);
   const config = resolveTrainConfig(rawConfig, hooks.baseDir);
   const started = performance.now();
   const { run, algorithm } = config;

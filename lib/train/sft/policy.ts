@@ -1,0 +1,77 @@
+/**
+ * The policy an SFT run trains and the tokenizer its data is rendered with: the last checkpoint
+ * when resuming (optimizer state and trainer state with it), else a fresh one from the preset
+ * or the model directory; the learning-rate schedule spans run.steps optimizer steps.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { ByteTokenizer } from '../../model/byte-tokenizer.js';
+import { loadTokenizer } from '../../model/hf-tokenizer.js';
+import { presetConfig } from '../../model/model-config.js';
+import { NativePolicy } from '../../model/native-policy.js';
+import type { NativePolicyLoadOptions } from '../../model/native-policy-options.js';
+import type { Tokenizer } from '../../types/tokenizer.js';
+import type { ModelConfig, SftTrainConfig } from '../config.js';
+import type { RunDirectory, TrainerState } from '../run-dir.js';
+
+/** The model's tokenizer, without loading its weights: the byte tokenizer for presets. */
+export async function modelTokenizer(model: ModelConfig): Promise<Tokenizer> {
+  return model.preset ? new ByteTokenizer() : loadTokenizer(model.path!);
+}
+
+function policyOptions(config: SftTrainConfig, loadOptimizerState: boolean): NativePolicyLoadOptions {
+  const m = config.model;
+  const o = config.optimizer;
+  return {
+    device: m.device,
+    ...(m.computeDtype ? { computeDtype: m.computeDtype } : {}),
+    seed: config.run.seed,
+    initStd: m.initStd,
+    microBatchTokens: m.microBatchTokens,
+    packSequences: m.packSequences,
+    maxBatchSize: m.maxBatchSize,
+    prefixCacheBytes: m.prefixCacheBytes,
+    prefillChunkTokens: m.prefillChunkTokens,
+    activationCheckpointing: m.activationCheckpointing,
+    ...(m.threads !== undefined ? { threads: m.threads } : {}),
+    maxGradNorm: o.maxGradNorm,
+    loadOptimizerState,
+    optimizer: {
+      lr: o.lr,
+      betas: o.betas,
+      eps: o.eps,
+      weightDecay: o.weightDecay,
+      // One optimizer step per SFT step.
+      schedule: { kind: o.schedule, warmupSteps: o.warmupSteps, ...(o.schedule === 'cosine' ? { totalSteps: config.run.steps } : {}) },
+    },
+  };
+}
+
+export interface SftStart {
+  policy: NativePolicy;
+  state: TrainerState;
+  /** metrics.jsonl's rows up to the state's step. */
+  metricsRows: Record<string, unknown>[];
+  resumed: boolean;
+}
+
+/** The last checkpoint when run.resume finds one, else a fresh policy (nothing saved yet). */
+export async function sftStartingPoint(config: SftTrainConfig, dir: RunDirectory): Promise<SftStart> {
+  const { run } = config;
+  await dir.pruneCheckpoints(run.keepCheckpoints + 1);
+  const checkpoints = run.resume ? await dir.checkpointSteps() : [];
+  if (checkpoints.length > 0) {
+    const step = checkpoints.at(-1)!;
+    const policy = await NativePolicy.load(dir.checkpointDir(step), policyOptions(config, true));
+    const saved = await fs.readFile(path.join(dir.checkpointDir(step), 'swerl_state.json'), 'utf8');
+    const state = (JSON.parse(saved) as { extra?: { trainer?: TrainerState } }).extra?.trainer ?? { step, elapsedSeconds: 0 };
+    return { policy, state, metricsRows: await dir.truncateTo(state.step), resumed: true };
+  }
+  await dir.truncateTo(0);
+  const options = policyOptions(config, false);
+  const policy = config.model.preset
+    ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
+    : await NativePolicy.load(config.model.path!, options);
+  return { policy, state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
+}

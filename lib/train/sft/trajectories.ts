@@ -1,0 +1,74 @@
+/**
+ * swerl's own saved trajectories (trajectories/step-N.jsonl.gz, RunDirectory.writeTrajectories)
+ * as SFT examples: the token ids and the loss mask exactly as saved, never re-tokenized, so the
+ * model is trained on the very ids it (or another run's model) sampled. Filters keep, say,
+ * only solved episodes (minReward 1).
+ */
+import { invalidArg } from '../../errors.js';
+import type { TerminationReason } from '../../types/termination.js';
+import { trajectoryExample, type SftExample } from './example.js';
+import { jsonLines } from './lines.js';
+
+export interface TrajectoryFilters {
+  /** Keep trajectories whose environment reward is at least this. */
+  minReward?: number;
+  /** Keep trajectories that ended in one of these ways. */
+  terminations?: readonly TerminationReason[];
+}
+
+export interface TrajectoryFileResult {
+  examples: SftExample[];
+  /** Records the filters left out. */
+  filtered: number;
+  /** Records without a single trained token (episodes over their prompt budget, say). */
+  untrained: number;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** An array of integers in [min, max], or an error naming the field and the first bad entry. */
+function integers(value: unknown, where: string, field: string, min: number, max: number): number[] {
+  if (!Array.isArray(value)) throw invalidArg(`${where} ${field}`, 'must be an array of integers');
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i] as unknown;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalidArg(`${where} ${field}[${i}]`, `is ${JSON.stringify(v)}; expected an integer in [${min}, ${max}]`);
+  }
+  return value as number[];
+}
+
+/** One saved record, checked: tokens, mask (0/1, as long), logprobs (when present, as long), reward, termination. */
+function readRecord(value: unknown, where: string): { tokens: number[]; mask: number[]; logprobs?: number[]; reward: number; termination: string } {
+  if (!isObject(value)) throw invalidArg(where, 'is not a JSON object', 'a trajectory record as trajectories/step-N.jsonl.gz holds it');
+  const tokens = integers(value.tokens, where, 'tokens', 0, 2 ** 31 - 1);
+  const mask = integers(value.mask, where, 'mask', 0, 1);
+  if (mask.length !== tokens.length) throw invalidArg(`${where} mask`, `has ${mask.length} entries for ${tokens.length} tokens`);
+  let logprobs: number[] | undefined;
+  if (value.logprobs !== undefined) {
+    if (!Array.isArray(value.logprobs) || value.logprobs.length !== tokens.length) throw invalidArg(`${where} logprobs`, `must be an array of ${tokens.length} numbers (one per token)`);
+    const bad = value.logprobs.findIndex((x) => typeof x !== 'number' || !Number.isFinite(x));
+    if (bad >= 0) throw invalidArg(`${where} logprobs[${bad}]`, `is ${JSON.stringify(value.logprobs[bad])}; expected a finite number`);
+    logprobs = value.logprobs as number[];
+  }
+  if (typeof value.reward !== 'number' || !Number.isFinite(value.reward)) throw invalidArg(`${where} reward`, `is ${JSON.stringify(value.reward)}; expected a finite number`);
+  if (typeof value.termination !== 'string') throw invalidArg(`${where} termination`, `is ${JSON.stringify(value.termination)}; expected a string`);
+  return { tokens, mask, ...(logprobs ? { logprobs } : {}), reward: value.reward, termination: value.termination };
+}
+
+/** The examples of one trajectories file (.jsonl or .jsonl.gz); the id of each is `file:line`. */
+export async function loadTrajectoryFile(file: string, filters: TrajectoryFilters = {}): Promise<TrajectoryFileResult> {
+  const result: TrajectoryFileResult = { examples: [], filtered: 0, untrained: 0 };
+  for await (const { line, value } of jsonLines(file)) {
+    const where = `${file}:${line}`;
+    const record = readRecord(value, where);
+    if ((filters.minReward !== undefined && record.reward < filters.minReward) || (filters.terminations && !filters.terminations.includes(record.termination as TerminationReason))) {
+      result.filtered++;
+      continue;
+    }
+    if (!record.mask.includes(1)) {
+      result.untrained++;
+      continue;
+    }
+    result.examples.push(trajectoryExample(record, file, where));
+  }
+  return result;
+}
