@@ -11,11 +11,15 @@
  *           soft overlong penalty.
  *   nebius  Nebius SWE-agent RL: mean/std advantages, drop zero-advantage samples, token-mean,
  *           turn-count penalty instead of masking, clip 0.2/0.3.
+ *   rft     Nebius's phase 1, rejection fine-tuning: each step samples, keeps the trajectories
+ *           that resolved their task, masks their format-error turns, and fine-tunes on them
+ *           (token-mean NLL, one epoch); with the optimizer defaults of their recipe (lr 5e-6,
+ *           weight decay 0.1, 10 warmup steps, cosine to 0) where the config sets none.
  */
 import type { AdvantageEstimator } from '../math/advantages.js';
 import type { Aggregation } from '../math/token-weights.js';
 
-export const ALGORITHM_PRESETS = ['grpo++', 'grpo', 'drgrpo', 'dapo', 'nebius'] as const;
+export const ALGORITHM_PRESETS = ['grpo++', 'grpo', 'drgrpo', 'dapo', 'nebius', 'rft'] as const;
 export type AlgorithmPreset = (typeof ALGORITHM_PRESETS)[number];
 
 export interface AlgorithmConfig {
@@ -45,7 +49,16 @@ export interface AlgorithmConfig {
   miniBatches: number;
   /** Passes over the batch (PPO epochs). */
   epochs: number;
+  /**
+   * Rejection fine-tuning instead of a policy gradient: the step's resolved trajectories,
+   * format-error turns masked, fine-tuned on by NLL, `sequencesPerStep` to an optimizer step,
+   * `epochs` times over (lib/train/rft). null: the policy-gradient loss.
+   */
+  rejection: { epochs: number; sequencesPerStep: number } | null;
 }
+
+/** Nebius's rejection fine-tuning hyper-parameters: the rft preset's optimizer, where the config leaves a field out. */
+export const RFT_OPTIMIZER_DEFAULTS = { lr: 5e-6, weightDecay: 0.1, warmupSteps: 10, schedule: 'cosine' } as const;
 
 type PresetFields = Omit<AlgorithmConfig, 'preset'>;
 
@@ -65,6 +78,7 @@ const COMMON: PresetFields = {
   kl: null,
   miniBatches: 1,
   epochs: 1,
+  rejection: null,
 };
 
 export const PRESETS: Record<AlgorithmPreset, PresetFields> = {
@@ -91,4 +105,15 @@ export const PRESETS: Record<AlgorithmPreset, PresetFields> = {
     clipLow: 0.2,
     clipHigh: 0.3,
   },
+  rft: { ...COMMON, truncation: 'none', rejection: { epochs: 1, sequencesPerStep: 8 } },
 };
+
+/**
+ * Optimizer steps in a run of `steps` steps (the learning-rate schedule's length). Rejection
+ * fine-tuning takes a step per sequencesPerStep resolved trajectories: counted as if every
+ * trajectory resolved, so a cosine schedule never runs past its end.
+ */
+export function optimizerStepsPerRun(algorithm: AlgorithmConfig, steps: number, trajectoriesPerStep: number): number {
+  if (algorithm.rejection) return steps * Math.ceil((trajectoriesPerStep * algorithm.rejection.epochs) / algorithm.rejection.sequencesPerStep);
+  return steps * algorithm.miniBatches * algorithm.epochs;
+}

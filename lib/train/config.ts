@@ -14,7 +14,7 @@ import { didYouMean } from '../util/nearest.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../model/native-policy-options.js';
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
-import { ALGORITHM_PRESETS, PRESETS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
+import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 
@@ -336,6 +336,12 @@ const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { prese
     kl: { ...LOSS_FIELDS.kl, type: ['object', 'null'] },
     miniBatches: COUNT(1, 100_000),
     epochs: COUNT(1, 100),
+    rejection: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['epochs', 'sequencesPerStep'],
+      properties: { epochs: COUNT(1, 100), sequencesPerStep: COUNT(1, 100_000) },
+    },
   },
 });
 
@@ -457,7 +463,11 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
     throw invalidArg('config.rollout.tasksPerStep', `(${tasksPerStep}) exceeds the ${tasks.trainSeeds.length} training maps of config.tasks.trainSeeds`, 'lower it or add seeds');
 
   const algorithm = resolveAlgorithm(section(raw, 'algorithm'), rollout.responseBudget);
-  if (samplesPerTask < 2)
+  if (algorithm.preset === 'rft') {
+    const given = (section(raw, 'optimizer') ?? {}) as Record<string, unknown>;
+    for (const [key, value] of Object.entries(RFT_OPTIMIZER_DEFAULTS)) if (given[key] === undefined) Object.assign(optimizer, { [key]: value });
+  }
+  if (samplesPerTask < 2 && !algorithm.rejection)
     throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task (a group of one has advantage 0)`);
   if (algorithm.miniBatches > tasksPerStep * samplesPerTask)
     throw invalidArg('config.algorithm.miniBatches', `(${algorithm.miniBatches}) exceeds the ${tasksPerStep * samplesPerTask} trajectories of a step`);

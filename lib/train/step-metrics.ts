@@ -114,7 +114,14 @@ export function stepWarnings(trajectories: readonly Trajectory[], metrics: Recor
     );
   }
   const loss = metrics.loss as { lossTokens: number; optimizerSteps: number };
-  if (loss.optimizerSteps === 0 || loss.lossTokens === 0) {
+  const rejection = metrics.rejection as { resolved: number; examples: number } | undefined;
+  if (rejection && rejection.examples === 0) {
+    warnings.push(
+      `no trajectory was kept to fine-tune on (${rejection.resolved} of ${n} resolved their task${rejection.resolved > 0 ? ', and every turn of those broke the action format' : ''}), ` +
+        'so the policy did not change; rejection fine-tuning needs a policy that solves some tasks: start from a stronger checkpoint (an SFT warm-up), ' +
+        'sample more (rollout.samplesPerTask, rollout.tasksPerStep) or use easier tasks',
+    );
+  } else if (!rejection && (loss.optimizerSteps === 0 || loss.lossTokens === 0)) {
     warnings.push(
       `${loss.optimizerSteps === 0 ? 'no optimizer step was taken' : 'no token reached the loss'}: every trajectory was filtered or had advantage 0 ` +
         '(each group all solved or all failed), so the policy did not change; use tasks it solves sometimes (swerl tasks filter --max-solve-rate), ' +

@@ -11,9 +11,11 @@ import { resolveLossOptions } from '../math/policy-loss.js';
 import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
+import { optimizerStepsPerRun } from './algorithms.js';
 import { collect, evaluate } from './collect.js';
 import { isSftConfig, resolveTrainConfig } from './config.js';
 import { learn } from './learn.js';
+import { rejectionLearn } from './rft/learn.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
 import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
@@ -66,7 +68,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const label = `swerl-train-${process.pid}`;
   const source = await openTaskSource(config.tasks, label);
   if (config.tasks.kind === 'swe') pinBlasToOneThread();
-  const optimizerSteps = run.steps * algorithm.miniBatches * algorithm.epochs;
+  const optimizerSteps = optimizerStepsPerRun(algorithm, run.steps, config.rollout.tasksPerStep * config.rollout.samplesPerTask);
 
   // The policy: the last checkpoint when resuming, else fresh (then warm-up, saved as step 0).
   let start: StartingPoint;
@@ -140,7 +142,10 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const broken = trajectories.filter((t) => t.logprobs.some((l, i) => t.mask[i] === 1 && !Number.isFinite(l))).length;
       if (broken > 0) throw await numericStop(new SwerlError('ERR_SWERL_NUMERIC', `${broken} of ${trajectories.length} rollouts were sampled with non-finite logprobs (the policy's logits hold NaN or Inf)`), step, dir);
       const shaped = shapeBatch(trajectories, algorithm);
-      const results = await learn(config, policy, reference, trajectories, shaped, step, loss).catch(async (error: unknown) => {
+      const rejection = algorithm.rejection ? await rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step).catch(async (error: unknown) => {
+        throw await numericStop(error, step, dir);
+      }) : undefined;
+      const results = rejection?.results ?? await learn(config, policy, reference, trajectories, shaped, step, loss).catch(async (error: unknown) => {
         throw await numericStop(error, step, dir);
       });
       const syncSeconds = await sampler.sync();
@@ -148,6 +153,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 
       const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds });
       if (!sampler.remote) metrics.prefixCache = prefixCacheDelta(policy.prefixCache, prefixCacheBefore);
+      if (rejection) metrics.rejection = rejection.round;
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
