@@ -42,6 +42,7 @@ export type { Sandbox, SandboxBackend, SandboxSpec, SandboxLimits, ExecOptions, 
 export { SweTools, toolDescriptions } from './env/tools/index.js';
 export { parseTextAction, parseJsonToolCalls, type Action } from './env/actions.js';
 export { validateTasks, validationTable, type TaskValidation } from './env/validate.js';
+export { writeSweGenSuite, generateSweGenTask, assertSweGenSuitesDisjoint, SWE_GEN_BUG_KINDS, SWE_GEN_SPLITS, SWE_GEN_VERSION, type SweGenSuite, type SweGenSuiteRequest, type SweGenSuiteOptions, type SweGenTaskOptions, type GeneratedTask, type SweGenMetadata, type SweGenBug, type SweGenBugKind, type SweGenSplit } from './env/tasks/swe-gen/index.js';
 
 export {
   NativePolicy,

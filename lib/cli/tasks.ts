@@ -1,9 +1,13 @@
-/** `swerl tasks validate|filter`: check task sets and curate dataset rows. */
-import type { Command } from 'commander';
+/** `swerl tasks validate|filter|generate`: check task sets, curate dataset rows, generate swe-gen suites. */
+import { InvalidArgumentError, Option, type Command } from 'commander';
 
 import { createSandboxBackend } from '../env/sandbox/backends.js';
 import { filterReportMarkdown, filterRows, readRepoList, readSolveRates, type FilterOptions } from '../env/tasks/filter.js';
 import { assertRunnable, loadTasks, taskSourceOptions } from '../env/tasks/load.js';
+import { BUG_KINDS } from '../env/tasks/swe-gen/bugs.js';
+import { LANGUAGES } from '../env/tasks/swe-gen/program.js';
+import { SPLITS, type Split } from '../env/tasks/swe-gen/splits.js';
+import { writeSweGenSuite, type SweGenSuiteRequest } from '../env/tasks/swe-gen/suite.js';
 import type { Task } from '../env/tasks/task.js';
 import { validateTasks, validationTable } from '../env/validate.js';
 import { SwerlError } from '../errors.js';
@@ -89,6 +93,65 @@ async function filterAction(source: string, flags: FilterFlags): Promise<number>
   return 0;
 }
 
+interface GenerateFlags {
+  count?: number;
+  seeds?: { min: number; max: number };
+  split: Split;
+  languages?: string[];
+  kinds?: string[];
+  functions?: { min: number; max: number };
+  lines?: { min: number; max: number };
+  bugs?: number;
+  force: boolean;
+  disjointFrom?: string;
+}
+
+/** A flag's comma-separated list, each item one of `allowed`. */
+function listArg(flag: string, allowed: readonly string[]): (value: string) => string[] {
+  return (value) => {
+    const items = value.split(',').map((item) => item.trim());
+    const bad = items.find((item) => !allowed.includes(item));
+    if (bad !== undefined) throw new InvalidArgumentError(`${flag} has ${JSON.stringify(bad)}; give a comma-separated list of ${allowed.join(', ')}`);
+    return items;
+  };
+}
+
+/** A flag's `N` or `A-B` (whole numbers >= min, A <= B). */
+function rangeArg(flag: string, min: number): (value: string) => { min: number; max: number } {
+  return (value) => {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(value);
+    const [a, b] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
+    if (!m || a < min || a > b || !Number.isSafeInteger(b)) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give N or A-B, whole numbers >= ${min} with A <= B`);
+    return { min: a, max: b };
+  };
+}
+
+function bugsArg(value: string): number {
+  if (value !== '1' && value !== '2') throw new InvalidArgumentError(`--bugs is ${JSON.stringify(value)}; give 1 or 2`);
+  return Number(value);
+}
+
+async function generateAction(outDir: string, flags: GenerateFlags): Promise<number> {
+  if (flags.count !== undefined && flags.seeds !== undefined) {
+    throw new SwerlError('ERR_SWERL_INVALID_ARG', '--count and --seeds both given; give the number of tasks (seeds from 0) or the seed range A-B');
+  }
+  const request: SweGenSuiteRequest = {
+    split: flags.split,
+    force: flags.force,
+    ...(flags.count !== undefined ? { count: flags.count } : {}),
+    ...(flags.seeds !== undefined ? { firstSeed: flags.seeds.min, count: flags.seeds.max - flags.seeds.min + 1 } : {}),
+    ...(flags.languages !== undefined ? { languages: flags.languages as SweGenSuiteRequest['languages'] } : {}),
+    ...(flags.kinds !== undefined ? { kinds: flags.kinds as SweGenSuiteRequest['kinds'] } : {}),
+    ...(flags.functions !== undefined ? { functions: flags.functions } : {}),
+    ...(flags.lines !== undefined ? { lines: flags.lines } : {}),
+    ...(flags.bugs !== undefined ? { bugs: flags.bugs as 1 | 2 } : {}),
+    ...(flags.disjointFrom !== undefined ? { disjointFrom: flags.disjointFrom } : {}),
+  };
+  const suite = await writeSweGenSuite(outDir, request);
+  console.log(suite.summary);
+  return 0;
+}
+
 /** The flags of every verb that reads a task source and runs it in sandboxes. */
 function withSourceFlags(command: Command, concurrencyHelp: string): Command {
   return command
@@ -99,7 +162,10 @@ function withSourceFlags(command: Command, concurrencyHelp: string): Command {
 }
 
 export function addTasksCommand(program: Command, register: Register): void {
-  const tasks = program.command('tasks').summary('validate task sets and curate dataset rows').description('Validate task sets and curate dataset rows (SWE-bench, SWE-rebench, R2E-Gym, swerl task folders).');
+  const tasks = program
+    .command('tasks')
+    .summary('validate task sets, curate dataset rows, generate tasks')
+    .description('Validate task sets and curate dataset rows (SWE-bench, SWE-rebench, R2E-Gym, swerl task folders); generate swe-gen suites.');
   withSourceFlags(
     tasks
       .command('validate')
@@ -127,4 +193,19 @@ export function addTasksCommand(program: Command, register: Register): void {
       .option('--runs <n>', 'runs of each check with --validate', integerArg('--runs'), 3),
     'tasks at once with --validate',
   ).action(register(filterAction));
+  tasks
+    .command('generate')
+    .description('generate a swe-gen suite: small Python/JavaScript repositories with a seeded bug, an issue, hidden tests and a gold patch (tasks/README.md)')
+    .argument('<out-dir>', 'the suite folder (new or empty, unless --force)')
+    .option('--count <n>', 'tasks, seeds 0 to n-1 (default 100)', integerArg('--count'))
+    .option('--seeds <a-b>', 'the seed range, both ends included', rangeArg('--seeds', 0))
+    .addOption(new Option('--split <split>', 'train or heldout: their seeds never meet').choices(SPLITS).default('train'))
+    .option('--languages <list>', `the tasks' languages (default ${LANGUAGES.join(',')})`, listArg('--languages', LANGUAGES))
+    .option('--kinds <list>', `bug kinds (default ${BUG_KINDS.join(',')})`, listArg('--kinds', BUG_KINDS))
+    .option('--functions <n|a-b>', 'functions in the source file (default 2-4)', rangeArg('--functions', 1))
+    .option('--lines <n|a-b>', 'lines of the source file (default 15-40)', rangeArg('--lines', 1))
+    .option('--bugs <n>', 'bugs per task (1 or 2), each in its own function (default 1)', bugsArg)
+    .option('--force', 'write into a folder that is not empty, replacing tasks of the same ids', false)
+    .option('--disjoint-from <suite>', 'refuse a suite that would share a seed or a program with this one')
+    .action(register(generateAction));
 }

@@ -17,6 +17,8 @@ interface TaskJson {
   log_format: TestLogFormat;
   fail_to_pass: string[];
   pass_to_pass: string[];
+  /** Generated tasks (swe-gen) say how they were made and where the bug is; carried as metadata.sweGen. */
+  swe_gen?: Record<string, unknown>;
 }
 
 const parseTaskJson = optionsParser<TaskJson>({
@@ -31,6 +33,7 @@ const parseTaskJson = optionsParser<TaskJson>({
     log_format: { enum: [...TEST_LOG_FORMATS] },
     fail_to_pass: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
     pass_to_pass: { type: 'array', items: { type: 'string', minLength: 1 } },
+    swe_gen: { type: 'object' },
   },
 });
 
@@ -99,6 +102,6 @@ export async function loadSwerlTaskFolder(dir: string): Promise<Task> {
     resolution: { rule: 'swe-bench', failToPass: meta.fail_to_pass, passToPass: meta.pass_to_pass },
     ...(goldPatch !== undefined ? { goldPatch } : {}),
     ...(gitignore !== undefined ? { gitignore } : {}),
-    metadata: { language: meta.language, difficulty: meta.difficulty, folder: root },
+    metadata: { language: meta.language, difficulty: meta.difficulty, folder: root, ...(meta.swe_gen !== undefined ? { sweGen: meta.swe_gen } : {}) },
   };
 }
