@@ -15,6 +15,9 @@
  * carries the whole patch (one token per byte with ByteTokenizer), so its episodes need
  * maxTokensPerTurn and responseBudget large enough for the patch and the call around it.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
 import { SwerlError, invalidArg } from '../errors.js';
 import { parseTextAction } from '../env/actions.js';
 import type { Task } from '../env/tasks/task.js';
@@ -185,5 +188,87 @@ export class OraclePolicy extends ScriptedPolicy {
     }
     const commands = this.commands(task);
     return context.turn < commands.length ? bashCall(commands[context.turn]!) : FINISH;
+  }
+}
+
+/** What EditOraclePolicy reads of a generated task (task.metadata.sweGen: task.json's swe_gen, lib/env/tasks/swe-gen). */
+interface EditableTask {
+  file: string;
+  language: string;
+  bugs: { line: number; before: string; after: string }[];
+}
+
+function occurrences(text: string, piece: string): number {
+  let count = 0;
+  for (let at = text.indexOf(piece); at >= 0; at = text.indexOf(piece, at + 1)) count++;
+  return count;
+}
+
+/**
+ * The str_replace arguments of each fix, applied in order to `source` (the file as the
+ * repository has it). The call grammar trims a value's ends, so a line that is unique only
+ * with its indentation (`  return high;` beside `    return high;`) is widened with the lines
+ * above it until its trimmed text occurs once.
+ */
+function replacements(source: string, bugs: EditableTask['bugs']): { oldStr: string; newStr: string }[] {
+  let text = source;
+  return bugs.map((bug) => {
+    const lines = text.split('\n');
+    let first = bug.line - 1;
+    let oldStr = bug.before;
+    let newStr = bug.after;
+    while (occurrences(text, oldStr.trim()) > 1 && first > 0) {
+      first--;
+      oldStr = `${lines[first]}\n${oldStr}`;
+      newStr = `${lines[first]}\n${newStr}`;
+    }
+    text = text.replace(oldStr, newStr);
+    return { oldStr: oldStr.trim(), newStr: newStr.trim() };
+  });
+}
+
+function editableTask(task: Task): EditableTask {
+  const meta = task.metadata.sweGen as Partial<EditableTask> | undefined;
+  const ok = meta && typeof meta.file === 'string' && typeof meta.language === 'string' && Array.isArray(meta.bugs) &&
+    meta.bugs.every((b) => typeof b?.before === 'string' && typeof b?.after === 'string' && Number.isInteger(b?.line));
+  if (!ok) throw new SwerlError('ERR_SWERL_INVALID_ARG', `task ${task.id} carries no swe-gen fix (metadata.sweGen with file, language and bugs); the edit oracle plays generated tasks only (swerl tasks generate)`);
+  return meta as EditableTask;
+}
+
+function editorCall(args: Record<string, string>): string {
+  return `<function=file_editor>\n${Object.entries(args).map(([k, v]) => `<parameter=${k}>${v}</parameter>`).join('\n')}\n</function>`;
+}
+
+/**
+ * Fixes a generated task the way an agent would, through the tools: views the source file,
+ * replaces each buggy line with file_editor's str_replace, runs the repository's tests, then
+ * calls finish. Its episodes are the supervised warm-up of a model that has never seen code:
+ * every turn is a tool call a model can learn to make from the issue and what it observed.
+ */
+export class EditOraclePolicy extends ScriptedPolicy {
+  constructor(options: ScriptedPolicyOptions = {}) {
+    super(options);
+  }
+
+  /** The turns' answers for a task, in order. */
+  turns(task: Task): string[] {
+    const { file, language, bugs } = editableTask(task);
+    if (task.repoDir === undefined) throw invalidArg(`task ${task.id}`, 'has no repoDir', 'the edit oracle reads the source file from the task folder');
+    const filePath = `${task.workdir}/${file}`;
+    const runTests = language === 'python' ? 'python3 -m pytest -q' : 'node --test --test-reporter=dot';
+    const source = readFileSync(path.join(task.repoDir, file), 'utf8');
+    return [
+      editorCall({ command: 'view', path: filePath }),
+      ...replacements(source, bugs).map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
+      bashCall(runTests),
+      FINISH,
+    ];
+  }
+
+  protected answer(context: EpisodeContext<Task> | undefined): string {
+    const task = context?.task;
+    if (!task) throw invalidArg('context.task', 'is missing', 'the edit oracle plays SWE episodes only: give the episode context its task');
+    const turns = this.turns(task);
+    return turns[Math.min(context.turn, turns.length - 1)]!;
   }
 }

@@ -9,12 +9,13 @@ import t, { type Test } from 'tap';
 
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
 import type { AgentPolicy } from '../../../lib/types/policy.js';
-import { NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy } from '../../../lib/agent/scripted-policy.js';
+import { EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy } from '../../../lib/agent/scripted-policy.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../lib/env/tasks/load.js';
+import { writeSweGenSuite } from '../../../lib/env/tasks/swe-gen/index.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../lib/env/tasks/task.js';
 import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
@@ -251,5 +252,25 @@ t.test('swe-mini: the oracle scores 1 and the no-op 0 on every task', async (t) 
     t.same(trajectory.turns.map((turn) => turn.tool), ['finish'], `${id}: finish only`);
   });
   t.comment(`oracle ${oracleSeconds.toFixed(1)} s, no-op ${((performance.now() - started) / 1000 - oracleSeconds).toFixed(1)} s, ${CONCURRENCY} at a time`);
+  checkRootEmpty(t);
+});
+
+t.test('the edit oracle fixes generated tasks through the tools: view, str_replace, tests, finish', async (t) => {
+  // Train seeds 0-9 hold every language x bug kind; seed 8's buggy line `  return high;` is
+  // unique only with its indentation, which the call grammar trims: the oracle widens it.
+  const suite = await writeSweGenSuite(path.join(testdir, 'swe-gen'), { split: 'train', firstSeed: 0, count: 10 });
+  const oracle = new EditOraclePolicy({ tokenizer });
+  t.match(oracle.turns(suite.tasks[8]!)[1], /<parameter=old_str>if \(value > high\) return high;\n {2}return high;<\/parameter>/, 'seed 8: widened by the line above');
+  const played = await pool(suite.tasks, CONCURRENCY, (task) =>
+    runEpisode({ env: new SweEnv(task, backend, { maxSteps: 8, prompt: 'compact' }), policy: oracle, context: { taskId: task.id, task, sample: 0 }, group: 0 }, agent));
+  played.forEach((trajectory, i) => {
+    const task = suite.tasks[i]!;
+    const bugs = (task.metadata.sweGen as { bugs: unknown[] }).bugs.length;
+    t.equal(trajectory.reward, 1, `${task.id}: reward 1 (${trajectory.rewardReason})`);
+    t.same(trajectory.turns.map((turn) => turn.tool), ['file_editor', ...Array(bugs).fill('file_editor'), 'execute_bash', 'finish'], `${task.id}: view, ${bugs} edit(s), tests, finish`);
+    t.ok(trajectory.turns.every((turn) => turn.formatError === undefined), `${task.id}: every turn well-formed`);
+    t.match(trajectory.turns.at(-2)!.observation, /^Exit code: 0\n/, `${task.id}: the visible tests pass after the fix`);
+  });
+  t.throws(() => oracle.turns({ ...suite.tasks[0]!, metadata: {} }), /carries no swe-gen fix/, 'a task that is not generated is refused');
   checkRootEmpty(t);
 });
