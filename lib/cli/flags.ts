@@ -33,6 +33,34 @@ export function untilStopped(): Promise<void> {
   });
 }
 
+/**
+ * Runs a training job (train, sft) under Ctrl-C: the first SIGINT/SIGTERM/SIGHUP aborts the
+ * signal handed to `job` (finish nothing new, close every env, keep what is written), a second
+ * one forces. The job closes its envs itself, so cleanup.ts's signal handlers stay off: they
+ * would destroy sandboxes under episodes still resetting (an ERR_SWERL_SANDBOX instead of a
+ * clean stop) and re-raise the signal, which would be taken for the second Ctrl-C and exit
+ * before summary.json is written. Nor may a closed terminal or pipe (SIGHUP, `| head`) turn a
+ * stop into a crash: an EPIPE/EIO on the progress output would be an uncaught exception, with
+ * episodes still open.
+ */
+export async function stoppable<T>(stopping: string, job: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const stop = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
+    console.error(`\nswerl: ${stopping} (Ctrl-C again to force)`);
+    stop.abort();
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    return await job(stop.signal);
+  } finally {
+    for (const signal of signals) process.removeListener(signal, onSignal);
+  }
+}
+
 /** Wraps a verb's action for commander: the exit code it resolves with becomes the program's. */
 export type Register = <A extends unknown[]>(action: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
 

@@ -5,7 +5,7 @@ import { invalidArg } from '../errors.js';
 import { loadTrainConfig } from '../train/config-file.js';
 import { resolveSftConfig } from '../train/config.js';
 import { sft } from '../train/sft/sft.js';
-import { integerArg, type Register } from './flags.js';
+import { integerArg, stoppable, type Register } from './flags.js';
 
 interface SftFlags {
   resume?: boolean;
@@ -46,24 +46,8 @@ async function sftAction(words: string[], flags: SftFlags): Promise<number> {
     return 0;
   }
 
-  // Ctrl-C as under swerl train: the step running ends, an eval's episodes are closed, what is
-  // written stays; a second Ctrl-C forces. The run closes its envs itself (see lib/cli/train.ts).
-  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-  const stop = new AbortController();
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const onSignal = () => {
-    if (stop.signal.aborted) process.exit(130);
-    console.error('\nswerl: stopping after the running step (Ctrl-C again to force)');
-    stop.abort();
-  };
-  for (const signal of signals) process.on(signal, onSignal);
-  let summary: Awaited<ReturnType<typeof sft>>;
-  try {
-    summary = await sft(config, { signal: stop.signal, baseDir });
-  } finally {
-    for (const signal of signals) process.removeListener(signal, onSignal);
-  }
+  // Ctrl-C as under swerl train: the step running ends, an eval's episodes are closed, what is written stays.
+  const summary = await stoppable('stopping after the running step', (signal) => sft(config, { signal, baseDir }));
   const last = summary.last as { loss?: { nll?: number }; heldOut?: { nll?: number } } | undefined;
   console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
   if (typeof last?.loss?.nll === 'number') console.log(`last step: nll ${last.loss.nll.toFixed(4)}${typeof last.heldOut?.nll === 'number' ? `, held-out nll ${last.heldOut.nll.toFixed(4)}` : ''}`);

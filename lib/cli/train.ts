@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 
 import { loadTrainConfig } from '../train/config-file.js';
-import { resolveTrainConfig } from '../train/config.js';
+import { isSftConfig, resolveSftConfig, resolveTrainConfig } from '../train/config.js';
 import { train } from '../train/trainer.js';
-import { integerArg, type Register } from './flags.js';
+import { integerArg, stoppable, type Register } from './flags.js';
 
 interface TrainFlags {
   resume?: boolean;
@@ -28,34 +28,12 @@ async function trainAction(file: string, overrides: string[], flags: TrainFlags)
   const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...flagOverrides(flags)]);
   // Otherwise train() checks the config first, before a sandbox or a model is touched.
   if (flags.printConfig) {
-    console.log(JSON.stringify(resolveTrainConfig(config, baseDir), null, 2));
+    console.log(JSON.stringify(isSftConfig(config) ? resolveSftConfig(config, baseDir) : resolveTrainConfig(config, baseDir), null, 2));
     return 0;
   }
 
-  // Ctrl-C: finish nothing new, close every env, keep what is written. A second one forces (the
-  // exit hook of sandbox/cleanup.ts still kills and removes every live sandbox then). The
-  // trainer closes its envs itself, so cleanup.ts's signal handlers stay off: they would
-  // destroy sandboxes under episodes still resetting (an ERR_SWERL_SANDBOX instead of a
-  // clean stop) and re-raise the signal, which would be taken for the second Ctrl-C and exit
-  // before summary.json is written.
-  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
-  // Nor may a closed terminal or pipe (SIGHUP, `| head`) turn a stop into a crash: an EPIPE/EIO
-  // on the progress output would be an uncaught exception, with episodes still open.
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-  const stop = new AbortController();
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const onSignal = () => {
-    if (stop.signal.aborted) process.exit(130);
-    console.error('\nswerl: stopping: closing the running episodes (Ctrl-C again to force)');
-    stop.abort();
-  };
-  for (const signal of signals) process.on(signal, onSignal);
-  let summary: Awaited<ReturnType<typeof train>>;
-  try {
-    summary = await train(config, { signal: stop.signal, baseDir });
-  } finally {
-    for (const signal of signals) process.removeListener(signal, onSignal);
-  }
+  // The exit hook of sandbox/cleanup.ts still kills and removes every live sandbox on a forced stop.
+  const summary = await stoppable('stopping: closing the running episodes', (signal) => train(config, { signal, baseDir }));
   const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
   console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
   if (evals) console.log(`greedy success by step: ${evals}`);

@@ -20,7 +20,11 @@ import type { TrainEvent } from './progress.js';
 import type { RunDirectory, TrainerState } from './run-dir.js';
 import type { TaskSource } from './task-source.js';
 
-function policyOptions(config: TrainConfig, totalSteps: number, loadOptimizerState: boolean): NativePolicyLoadOptions {
+/**
+ * NativePolicy's options from a config's model and optimizer sections (RL or SFT); a cosine
+ * schedule spans `totalSteps` optimizer steps.
+ */
+export function policyOptions(config: Pick<TrainConfig, 'model' | 'optimizer' | 'run'>, totalSteps: number, loadOptimizerState: boolean): NativePolicyLoadOptions {
   const m = config.model;
   const o = config.optimizer;
   return {
@@ -140,14 +144,14 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
  * A non-finite loss or gradient ends the run: the step is not saved, so the last checkpoint is
  * the last good state, and the error says where it is and what to change before resuming.
  */
-export async function numericStop(error: unknown, step: number, dir: RunDirectory): Promise<unknown> {
+export async function numericStop(error: unknown, step: number, dir: RunDirectory, knobs = 'optimizer.lr or algorithm.entropyCoef'): Promise<unknown> {
   if (!(error instanceof SwerlError) || error.code !== 'ERR_SWERL_NUMERIC') return error;
   const last = (await dir.checkpointSteps()).at(-1);
   const where = last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
   return new SwerlError(
     'ERR_SWERL_NUMERIC',
     `step ${step}: ${error.message}; the run stopped and this step was not saved; ${where}. ` +
-      'Lower optimizer.lr or algorithm.entropyCoef, keep optimizer.maxGradNorm on, or use computeDtype bfloat16 instead of float16; then resume with run.resume: true',
+      `Lower ${knobs}, keep optimizer.maxGradNorm on, or use computeDtype bfloat16 instead of float16; then resume with run.resume: true`,
   );
 }
 

@@ -11,6 +11,7 @@ import { loadTokenizer } from '../../model/hf-tokenizer.js';
 import { presetConfig } from '../../model/model-config.js';
 import { NativePolicy } from '../../model/native-policy.js';
 import type { NativePolicyLoadOptions } from '../../model/native-policy-options.js';
+import { policyOptions as trainPolicyOptions } from '../resume.js';
 import type { Tokenizer } from '../../types/tokenizer.js';
 import type { ModelConfig, SftTrainConfig } from '../config.js';
 import type { RunDirectory, TrainerState } from '../run-dir.js';
@@ -20,32 +21,9 @@ export async function modelTokenizer(model: ModelConfig): Promise<Tokenizer> {
   return model.preset ? new ByteTokenizer() : loadTokenizer(model.path!);
 }
 
+/** One optimizer step per SFT step: the schedule spans run.steps. */
 function policyOptions(config: SftTrainConfig, loadOptimizerState: boolean): NativePolicyLoadOptions {
-  const m = config.model;
-  const o = config.optimizer;
-  return {
-    device: m.device,
-    ...(m.computeDtype ? { computeDtype: m.computeDtype } : {}),
-    seed: config.run.seed,
-    initStd: m.initStd,
-    microBatchTokens: m.microBatchTokens,
-    packSequences: m.packSequences,
-    maxBatchSize: m.maxBatchSize,
-    prefixCacheBytes: m.prefixCacheBytes,
-    prefillChunkTokens: m.prefillChunkTokens,
-    activationCheckpointing: m.activationCheckpointing,
-    ...(m.threads !== undefined ? { threads: m.threads } : {}),
-    maxGradNorm: o.maxGradNorm,
-    loadOptimizerState,
-    optimizer: {
-      lr: o.lr,
-      betas: o.betas,
-      eps: o.eps,
-      weightDecay: o.weightDecay,
-      // One optimizer step per SFT step.
-      schedule: { kind: o.schedule, warmupSteps: o.warmupSteps, ...(o.schedule === 'cosine' ? { totalSteps: config.run.steps } : {}) },
-    },
-  };
+  return trainPolicyOptions(config, config.run.steps, loadOptimizerState);
 }
 
 export interface SftStart {

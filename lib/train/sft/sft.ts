@@ -137,7 +137,7 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
     });
     stoppedEarly = result.stopped;
   } catch (error) {
-    if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopRequested())) throw await numericStop(error, state.step + 1, dir);
+    if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopRequested())) throw await numericStop(error, state.step + 1, dir, 'optimizer.lr');
     stoppedEarly = true;
   } finally {
     await tracker?.close();

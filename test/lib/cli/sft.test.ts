@@ -77,6 +77,9 @@ t.test('--print-config, and refusals with exit 2', async (t) => {
   t.equal(resolved.sft.sequencesPerStep, 4);
   const own = JSON.parse((await cli('sft', EXAMPLE, '--print-config')).stdout) as { sft: { data: string[] } };
   t.same(own.sft.data, [path.join(ROOT, 'examples', 'sft-tiny.jsonl')], 'without data named, the config\'s, from its folder');
+  const viaTrain = await cli('train', EXAMPLE, '--print-config');
+  t.equal(viaTrain.code, 0, 'swerl train --print-config prints an SFT config too (train() runs it)');
+  t.same(JSON.parse(viaTrain.stdout), own);
 
   const noData = await cli('sft', path.join(ROOT, 'examples', 'frozenlake.json'));
   t.equal(noData.code, 2);
