@@ -58,8 +58,9 @@ export async function detectFormat(file: string): Promise<'chat' | 'trajectories
   if (first === undefined) throw invalidArg(file, 'is empty', 'remove it from sft.data, or fill it');
   const value = first.value as Record<string, unknown> | null;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    if (Array.isArray(value.messages)) return 'chat';
+    // Tokens and a mask first: a saved trajectory also carries its opening prompt's `messages`.
     if (Array.isArray(value.tokens) && Array.isArray(value.mask)) return 'trajectories';
+    if (Array.isArray(value.messages)) return 'chat';
   }
   throw invalidArg(
     `${file}:${first.line}`,

@@ -4,7 +4,7 @@
  * cannot train: a missing path, an empty file, a file of neither format, filters that leave
  * nothing.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -33,6 +33,10 @@ t.test('files, folders and run directories; formats told by content', async (t) 
   t.equal(await detectFormat(path.join(root, 'chat.jsonl')), 'chat');
   t.equal(await detectFormat(path.join(root, 'chat-gz.data')), 'chat', 'gzip told by its bytes, not its name');
   t.equal(await detectFormat(path.join(run.trajectories, 'step-2.jsonl.gz')), 'trajectories');
+  // Runs record each trajectory's opening prompt as `messages`: it is still a trajectory.
+  await run.writeTrajectories(3, [{ ...trajectory('s', [100, IM_END], 1, 'submitted'), messages: [{ role: 'system', content: 'tools' }, { role: 'user', content: 'fix it' }] }], () => ({}));
+  t.equal(await detectFormat(path.join(run.trajectories, 'step-3.jsonl.gz')), 'trajectories', 'a trajectory with its prompt messages');
+  rmSync(path.join(run.trajectories, 'step-3.jsonl.gz'));
 
   const data = await load([path.join(root, 'chat.jsonl'), path.join(root, 'folder'), path.join(root, 'chat-gz.data'), run.dir]);
   t.same(
