@@ -15,16 +15,7 @@ import { presetConfig, type ModelPreset } from '../lib/model/model-config.js';
 import { native, packageRoot } from '../lib/native.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
-
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-function count(name: string, fallback: number): number {
-  const value = Number(flag(name) ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be an integer >= 1 (got ${flag(name)})`);
-  return value;
-}
+import { flag, count } from './args.js';
 
 const quick = process.argv.includes('--quick');
 const turns = count('--turns', quick ? 4 : 16);

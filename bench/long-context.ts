@@ -17,11 +17,7 @@ import { presetConfig, type ModelPreset } from '../lib/model/model-config.js';
 import { native, packageRoot } from '../lib/native.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
-
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { flag } from './args.js';
 
 const PRESETS: Record<string, ModelPreset> = { tiny: 'qwen3-tiny', small: 'qwen3-small' };
 

@@ -10,6 +10,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { native, packageRoot } from '../lib/native.js';
+import { flag } from './args.js';
 
 interface Row {
   tokens: number;
@@ -26,10 +27,6 @@ interface Row {
   gradientBytes: number;
 }
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 const quick = process.argv.includes('--quick');
 const repeats = Number(flag('--repeats') ?? (quick ? 2 : 3));

@@ -18,11 +18,7 @@ import { NativePolicy } from '../lib/model/native-policy.js';
 import { parameterCount, presetConfig, resolveModelConfig, type HfModelConfig, type ModelPreset } from '../lib/model/model-config.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
-
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { flag } from './args.js';
 
 const quick = process.argv.includes('--quick');
 const repeats = Number(flag('--repeats') ?? (quick ? 1 : 3));

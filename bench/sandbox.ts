@@ -18,11 +18,7 @@ import { startPodmanService, type PodmanService } from '../lib/env/sandbox/podma
 import type { SandboxBackend } from '../lib/env/sandbox/sandbox.js';
 import { SweTools } from '../lib/env/tools/index.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
-
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { flag } from './args.js';
 
 const quick = process.argv.includes('--quick');
 const backends = (flag('--backends') ?? 'local,docker').split(',');

@@ -17,11 +17,7 @@ import { presetConfig } from '../lib/model/model-config.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
-
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { flag } from './args.js';
 
 const quick = process.argv.includes('--quick');
 const requestsPerClient = Number(flag('--requests') ?? (quick ? 2 : 6));

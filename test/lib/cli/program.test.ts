@@ -9,30 +9,11 @@ import path from 'node:path';
 
 import t from 'tap';
 
-import { runCli } from '../../../lib/cli/program.js';
 import { ROOT, runSwerl } from '../../support/child-process.js';
+import { cliInProcess as cli } from '../../support/cli-in-process.js';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-/** Runs the CLI in this process, collecting what it writes to stdout and stderr. */
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const write = { out: process.stdout.write, err: process.stderr.write, log: console.log, error: console.error };
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  console.log = (...args: unknown[]) => void (stdout += `${args.join(' ')}\n`);
-  console.error = (...args: unknown[]) => void (stderr += `${args.join(' ')}\n`);
-  try {
-    const code = await runCli(argv);
-    return { code, stdout, stderr };
-  } finally {
-    process.stdout.write = write.out;
-    process.stderr.write = write.err;
-    console.log = write.log;
-    console.error = write.error;
-  }
-}
 
 const VERBS: [string[], RegExp][] = [
   [[], /Usage: swerl \[options\] \[command\]/],

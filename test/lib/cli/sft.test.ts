@@ -9,31 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import t from 'tap';
 
-import { runCli } from '../../../lib/cli/program.js';
 import { splitSftArguments } from '../../../lib/cli/sft.js';
 import { CLI, ROOT, spawnTs, waitForExit } from '../../support/child-process.js';
 import { smallCorpus } from '../train/sft/fixtures.js';
+import { cliInProcess as cli } from '../../support/cli-in-process.js';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'sft-tiny.json');
 
-/** Runs the CLI in this process, collecting what it writes to stdout and stderr. */
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const write = { out: process.stdout.write, err: process.stderr.write, log: console.log, error: console.error };
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  console.log = (...args: unknown[]) => void (stdout += `${args.join(' ')}\n`);
-  console.error = (...args: unknown[]) => void (stderr += `${args.join(' ')}\n`);
-  try {
-    return { code: await runCli(argv), stdout, stderr };
-  } finally {
-    process.stdout.write = write.out;
-    process.stderr.write = write.err;
-    console.log = write.log;
-    console.error = write.error;
-  }
-}
 
 function corpus(dir: string): string {
   const file = path.join(dir, 'corpus.jsonl');

@@ -4,27 +4,9 @@ import path from 'node:path';
 
 import t from 'tap';
 
-import { runCli } from '../../../../../lib/cli/program.js';
 import { loadTasks } from '../../../../../lib/env/tasks/load.js';
+import { cliInProcess as cli } from '../../../../support/cli-in-process.js';
 
-/** Runs the CLI in this process, collecting what it writes to stdout and stderr. */
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const saved = { out: process.stdout.write, err: process.stderr.write, log: console.log, error: console.error };
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  console.log = (...args: unknown[]) => void (stdout += `${args.join(' ')}\n`);
-  console.error = (...args: unknown[]) => void (stderr += `${args.join(' ')}\n`);
-  try {
-    return { code: await runCli(argv), stdout, stderr };
-  } finally {
-    Object.assign(process.stdout, { write: saved.out });
-    Object.assign(process.stderr, { write: saved.err });
-    console.log = saved.log;
-    console.error = saved.error;
-  }
-}
 
 t.test('generate writes the suite its flags ask for and prints one line', async (t) => {
   const root = t.testdir();
