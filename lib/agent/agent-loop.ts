@@ -11,10 +11,11 @@
  * trajectory that runs out ends as 'max_context'.
  */
 import { SwerlError } from '../errors.js';
-import { DEFAULT_EPISODE_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from '../env/env.js';
+import { DEFAULT_EPISODE_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from '../env/env.js';
 import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../model/chat-template.js';
+import { parseToolCalls } from '../model/tool-calls.js';
 import { TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
 import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy, EpisodeContext, Generation } from '../types/policy.js';
@@ -123,6 +124,25 @@ export class EpisodeAborted extends SwerlError {
 }
 
 /**
+ * What env.step is handed for a sampled turn: its text, or, when the text holds Qwen
+ * `<tool_call>` blocks (what a model taught OpenAI tool calls writes, e.g. after SFT on
+ * SWE-smith data), the turn with those calls as JSON tool calls. Arguments that are not a JSON
+ * object pass as text, for the env to call malformed.
+ */
+export function assistantAction(response: string): string | AssistantTurn {
+  const parsed = parseToolCalls(response);
+  if (parsed.toolCalls.length === 0) return response;
+  return {
+    content: parsed.content,
+    tool_calls: parsed.toolCalls.map((call) => {
+      const args = call.arguments;
+      const object = typeof args === 'object' && args !== null && !Array.isArray(args);
+      return { type: 'function' as const, function: { name: call.name, arguments: object ? (args as Record<string, unknown>) : JSON.stringify(args) } };
+    }),
+  };
+}
+
+/**
  * Plays one episode: env.reset() (whose failures propagate, so the rollout engine can retry
  * them), turns until the env is done or a budget runs out, env.reward(), and env.close()
  * whatever happens.
@@ -209,7 +229,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
           break;
         }
         const limits: StepLimits = { timeoutMs: Math.min(options.stepTimeoutMs, timeLeft), endsEpisode: timeLeft <= options.stepTimeoutMs };
-        step = await within(env.step(response, limits), limits.timeoutMs + stepGraceMs(limits.timeoutMs), limits.endsEpisode ? 'timeout' : 'env_timeout');
+        step = await within(env.step(assistantAction(response), limits), limits.timeoutMs + stepGraceMs(limits.timeoutMs), limits.endsEpisode ? 'timeout' : 'env_timeout');
       } catch (caught) {
         if (caught instanceof Deadline) {
           termination = caught.reason;

@@ -171,6 +171,8 @@ export class FakeEnv implements Env {
   closes = 0;
   rewardCalls = 0;
   readonly actions: string[] = [];
+  /** Each step's action as the agent loop handed it (text, or a turn with JSON tool calls). */
+  readonly given: (string | { content: string })[] = [];
   /** The limits the agent loop gave each step. */
   readonly limits: (StepLimits | undefined)[] = [];
   readonly terminated: TerminationReason[] = [];
@@ -190,6 +192,7 @@ export class FakeEnv implements Env {
   async step(action: string | { content: string }, limits?: StepLimits): Promise<StepResult> {
     const text = typeof action === 'string' ? action : action.content;
     this.actions.push(text);
+    this.given.push(action);
     this.limits.push(limits);
     const k = this.actions.length;
     return this.spec.step ? this.spec.step(text, k) : going(`obs ${k}`, k);

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 
-import { parseAgentLoopOptions, runEpisode, type AgentLoopOptions, type EpisodeSpec } from '../../../lib/agent/agent-loop.js';
+import { assistantAction, parseAgentLoopOptions, runEpisode, type AgentLoopOptions, type EpisodeSpec } from '../../../lib/agent/agent-loop.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import type { StepResult } from '../../../lib/env/env.js';
 import { SwerlError } from '../../../lib/errors.js';
@@ -188,6 +188,19 @@ t.test('submitted: the env ends the episode; reward, tests, patch and tool are r
   t.same(traj.turns.map((x) => x.contextTokens), [PROMPT, PROMPT + 8 + userTurn('out 1'), PROMPT + 16 + userTurn('out 1') + userTurn('out 2')]);
   checkConsistency(t, traj);
   t.ok(traj.timings.totalMs >= traj.timings.generateMs);
+});
+
+t.test("Qwen <tool_call> blocks reach the env as JSON tool calls; plain text stays text", async (t) => {
+  t.equal(assistantAction('<function=finish>\n</function>'), '<function=finish>\n</function>', 'the text grammar is the env\'s to read');
+  t.same(assistantAction('Let me look.\n<tool_call>\n{"name": "file_editor", "arguments": {"command": "view", "path": "/testbed/a.py"}}\n</tool_call>'), {
+    content: 'Let me look.',
+    tool_calls: [{ type: 'function', function: { name: 'file_editor', arguments: { command: 'view', path: '/testbed/a.py' } } }],
+  });
+  const two = assistantAction('<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": [1]}</tool_call>') as { tool_calls: unknown[] };
+  t.same(two.tool_calls, [{ type: 'function', function: { name: 'a', arguments: {} } }, { type: 'function', function: { name: 'b', arguments: '[1]' } }], 'every call; arguments that are not an object go as text');
+  const env = new FakeEnv({ step: (_, k) => finished('done', k, undefined, { tool: 'finish' }) });
+  await play(env, new ScriptedPolicy(() => says('<tool_call>\n{"name": "finish", "arguments": {"command": "submit"}}\n</tool_call>')));
+  t.same(env.given, [{ content: '', tool_calls: [{ type: 'function', function: { name: 'finish', arguments: { command: 'submit' } } }] }], 'the agent loop hands the env the parsed turn');
 });
 
 t.test("the env's format errors are kept on their turns", async (t) => {
