@@ -21,6 +21,26 @@ export function positiveNumberArg(flag: string): (value: string) => number {
   };
 }
 
+/** A flag's comma-separated list, each item one of `allowed`. */
+export function listArg(flag: string, allowed: readonly string[]): (value: string) => string[] {
+  return (value) => {
+    const items = value.split(',').map((item) => item.trim());
+    const bad = items.find((item) => !allowed.includes(item));
+    if (bad !== undefined) throw new InvalidArgumentError(`${flag} has ${JSON.stringify(bad)}; give a comma-separated list of ${allowed.join(', ')}`);
+    return items;
+  };
+}
+
+/** A flag's `N` or `A-B` (whole numbers >= min, A <= B). */
+export function rangeArg(flag: string, min: number): (value: string) => { min: number; max: number } {
+  return (value) => {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(value);
+    const [a, b] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
+    if (!m || a < min || a > b || !Number.isSafeInteger(b)) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give N or A-B, whole numbers >= ${min} with A <= B`);
+    return { min: a, max: b };
+  };
+}
+
 /** --host and --port, as every verb that serves takes them. */
 export function withListenFlags(command: Command, defaultPort: number, hostHelp = 'the address to listen on'): Command {
   return command.option('--host <host>', hostHelp, '127.0.0.1').option('--port <n>', 'the port (0: any free port)', integerArg('--port', 0), defaultPort);

@@ -12,7 +12,7 @@ import type { Task } from '../env/tasks/task.js';
 import { validateTasks, validationTable } from '../env/validate.js';
 import { SwerlError } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
-import { integerArg, positiveNumberArg, sandboxOption, type Register } from './flags.js';
+import { integerArg, listArg, positiveNumberArg, rangeArg, sandboxOption, type Register } from './flags.js';
 
 interface SourceFlags {
   repos?: string;
@@ -104,26 +104,6 @@ interface GenerateFlags {
   bugs?: number;
   force: boolean;
   disjointFrom?: string;
-}
-
-/** A flag's comma-separated list, each item one of `allowed`. */
-function listArg(flag: string, allowed: readonly string[]): (value: string) => string[] {
-  return (value) => {
-    const items = value.split(',').map((item) => item.trim());
-    const bad = items.find((item) => !allowed.includes(item));
-    if (bad !== undefined) throw new InvalidArgumentError(`${flag} has ${JSON.stringify(bad)}; give a comma-separated list of ${allowed.join(', ')}`);
-    return items;
-  };
-}
-
-/** A flag's `N` or `A-B` (whole numbers >= min, A <= B). */
-function rangeArg(flag: string, min: number): (value: string) => { min: number; max: number } {
-  return (value) => {
-    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(value);
-    const [a, b] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
-    if (!m || a < min || a > b || !Number.isSafeInteger(b)) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give N or A-B, whole numbers >= ${min} with A <= B`);
-    return { min: a, max: b };
-  };
 }
 
 function bugsArg(value: string): number {
