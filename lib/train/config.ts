@@ -16,6 +16,7 @@ import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
+import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 
 export interface RunConfig {
@@ -87,10 +88,21 @@ export interface FrozenLakeTasksConfig {
   formatWarmupLr: number;
 }
 
+/**
+ * Generated tasks (swe-gen): `train` tasks of the train split and `heldout` of the held-out
+ * split, written into tasks.path (default <run.dir>/tasks) when the run opens its tasks; the
+ * held-out ones are the eval tasks unless evalIds names others. The rest are swe-gen's knobs.
+ */
+export interface SweGenerateConfig extends Partial<SweGenTaskOptions> {
+  train: number;
+  heldout: number;
+}
+
 export interface SweTasksConfig {
   kind: 'swe';
-  /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL. */
+  /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL (with generate: where the suites are written). */
   path: string;
+  generate?: SweGenerateConfig;
   format?: 'swerl' | 'swe-bench' | 'r2e-gym';
   /** A folder of git clones for dataset rows (DIR/owner__name at each row's base_commit). */
   repos?: string;
@@ -243,13 +255,19 @@ const parseFrozenLake = optionsParser<FrozenLakeTasksConfig>({
   },
 });
 
-const parseSwe = optionsParser<Omit<SweTasksConfig, 'env'> & { env: object }>({
+const parseSwe = optionsParser<Omit<SweTasksConfig, 'env' | 'path'> & { env: object; path?: string }>({
   type: 'object',
   additionalProperties: false,
-  required: ['kind', 'path'],
+  required: ['kind'],
   properties: {
     kind: { const: 'swe' },
     path: { type: 'string', minLength: 1 },
+    // swe-gen's own knobs are checked by its parser (parseSweGenTaskOptions) when the config loads.
+    generate: {
+      type: 'object',
+      required: ['train', 'heldout'],
+      properties: { train: COUNT(1, 1_000_000), heldout: COUNT(0, 1_000_000) },
+    },
     format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
     repos: { type: 'string', minLength: 1 },
     testCommand: { type: 'string', minLength: 1 },
@@ -429,9 +447,16 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
   else if (tasksRaw.kind === 'frozenlake') tasks = parseFrozenLake(tasksRaw, 'config.tasks');
   else if (tasksRaw.kind === 'swe') {
     const swe = parseSwe(tasksRaw, 'config.tasks');
+    if (swe.path === undefined && swe.generate === undefined)
+      throw invalidArg('config.tasks.path', 'is required', 'name a task folder suite or dataset rows, or generate tasks: {"generate": {"train": 200, "heldout": 30}}');
+    if (swe.generate) {
+      const { train: _train, heldout: _heldout, ...knobs } = swe.generate;
+      parseSweGenTaskOptions(knobs, 'config.tasks.generate');
+    }
     tasks = {
       ...swe,
-      path: path.resolve(baseDir, swe.path),
+      // Generated suites go where the run writes (from the working directory), unless placed.
+      path: swe.path !== undefined ? path.resolve(baseDir, swe.path) : path.resolve(run.dir, 'tasks'),
       ...(swe.repos !== undefined ? { repos: path.resolve(baseDir, swe.repos) } : {}),
       sandboxOptions: parseSandboxOptions(swe.sandbox, swe.sandboxOptions, 'config.tasks.sandboxOptions'),
       env: parseSweEnvOptions(swe.env, 'config.tasks.env'),

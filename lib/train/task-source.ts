@@ -10,7 +10,8 @@ import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
 import type { Task } from '../env/tasks/task.js';
-import type { FrozenLakeTasksConfig, SweTasksConfig, TasksConfig } from './config.js';
+import { writeSweGenSuite } from '../env/tasks/swe-gen/suite.js';
+import type { FrozenLakeTasksConfig, SweGenerateConfig, SweTasksConfig, TasksConfig } from './config.js';
 
 export interface TaskRef {
   id: string;
@@ -68,9 +69,22 @@ class SweSource implements TaskSource {
   }
 }
 
+/**
+ * Writes the generated train and held-out suites into `dir` (the same bytes for the same knobs,
+ * so a resumed run finds what it started with); resolves with the held-out ids.
+ */
+async function generateSuites(dir: string, generate: SweGenerateConfig): Promise<string[]> {
+  const { train, heldout, ...knobs } = generate;
+  await writeSweGenSuite(dir, { ...knobs, split: 'train', count: train, force: true });
+  if (heldout === 0) return [];
+  const suite = await writeSweGenSuite(dir, { ...knobs, split: 'heldout', count: heldout, force: true });
+  return suite.tasks.map((t) => t.id);
+}
+
 /** The tasks of a config, loaded and checked. */
 export async function openTaskSource(config: TasksConfig, label: string): Promise<TaskSource> {
   if (config.kind === 'frozenlake') return new FrozenLakeSource(config);
+  const heldout = config.generate ? await generateSuites(config.path, config.generate) : [];
   const { tasks, problems } = await loadTasks(config.path, {
     ...(config.format ? { format: config.format } : {}),
     ...(config.repos !== undefined ? { repos: config.repos } : {}),
@@ -84,7 +98,7 @@ export async function openTaskSource(config: TasksConfig, label: string): Promis
       if (!task) throw invalidArg(field, `names ${JSON.stringify(id)}, which is not a task under ${config.path}`);
       return { id, task };
     });
-  const evalIds = config.evalIds ?? [];
+  const evalIds = config.evalIds ?? heldout;
   const trainIds = (config.only ?? tasks.map((t) => t.id)).filter((id) => !evalIds.includes(id));
   const train = pick(trainIds, 'config.tasks.only');
   if (train.length === 0) throw invalidArg('config.tasks', `leaves no training task under ${config.path}`);
