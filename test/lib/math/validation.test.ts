@@ -52,7 +52,7 @@ t.test('policyLoss options', async (t) => {
   await refuses(t, () => policyLoss(good(), { temperature: 1e-300 }), /options\.temperature must be >= 0\.01/, 'a temperature that overflows z / T');
   await refuses(t, () => policyLoss(good(), { temperature: NaN }), /options\.temperature must be a finite number/, 'temperature NaN');
   await refuses(t, () => policyLoss(good(), { kl: { coef: 0.1, kind: 'k4' as 'k1' }, }), /options\.kl\.kind must be one of "k1", "k2", "k3"/, 'unknown KL kind');
-  await refuses(t, () => policyLoss(good(), { cliplow: 0.1 } as object), /options\.cliplow is not a known option \(did you mean clipLow\?\); known: clipLow, clipHigh/, 'misspelt option');
+  await refuses(t, () => policyLoss(good(), { cliplow: 0.1 } as object), /options\.cliplow is not a known option \(did you mean clipLow\?\); known: objective, clipLow, clipHigh/, 'misspelt option');
   await refuses(t, () => policyLoss(good(), { chunkSize: { tokens: 0 } }), /options\.chunkSize\.tokens must be >= 1/, 'chunk size 0');
   await t.resolves(policyLoss(good(), { clipHigh: Infinity, dualClip: null }), 'clipHigh Infinity is allowed');
 });
