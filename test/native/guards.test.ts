@@ -5,7 +5,7 @@ import t from 'tap';
 import { native } from '../../lib/native.js';
 
 const addon = native() as unknown as Record<string, (...args: unknown[]) => unknown>;
-const options = { clipLow: 0.2, clipHigh: 0.28, dualClip: 0, temperature: 1, entropyCoef: 0, klCoef: 0, klKind: 'k3', chunkTokens: 4, chunkVocab: 4, deterministic: true, dtype: 'float32', device: 'cpu' };
+const options = { objective: 'policy-gradient', clipLow: 0.2, clipHigh: 0.28, dualClip: 0, temperature: 1, entropyCoef: 0, klCoef: 0, klKind: 'k3', chunkTokens: 4, chunkVocab: 4, deterministic: true, dtype: 'float32', device: 'cpu' };
 const tokens = { targets: new Int32Array([0, 1]), oldLogprobs: new Float32Array(2), advantages: new Float32Array([1, -1]), weights: new Float32Array([0.5, 0.5]) };
 
 const isSwerl = (code: string, message: RegExp) => ({ name: 'SwerlError', code, message });
