@@ -21,6 +21,7 @@ import path from 'node:path';
 import { SwerlError, invalidArg } from '../errors.js';
 import { parseTextAction } from '../env/actions.js';
 import type { Task } from '../env/tasks/task.js';
+import { countOccurrences } from '../env/tools/common.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../types/policy.js';
@@ -198,12 +199,6 @@ interface EditableTask {
   bugs: { line: number; before: string; after: string }[];
 }
 
-function occurrences(text: string, piece: string): number {
-  let count = 0;
-  for (let at = text.indexOf(piece); at >= 0; at = text.indexOf(piece, at + 1)) count++;
-  return count;
-}
-
 /**
  * The str_replace arguments of each fix, applied in order to `source` (the file as the
  * repository has it). The call grammar trims a value's ends, so a line that is unique only
@@ -217,7 +212,7 @@ function replacements(source: string, bugs: EditableTask['bugs']): { oldStr: str
     let first = bug.line - 1;
     let oldStr = bug.before;
     let newStr = bug.after;
-    while (occurrences(text, oldStr.trim()) > 1 && first > 0) {
+    while (countOccurrences(text, oldStr.trim()) > 1 && first > 0) {
       first--;
       oldStr = `${lines[first]}\n${oldStr}`;
       newStr = `${lines[first]}\n${newStr}`;
@@ -246,23 +241,29 @@ function editorCall(args: Record<string, string>): string {
  * every turn is a tool call a model can learn to make from the issue and what it observed.
  */
 export class EditOraclePolicy extends ScriptedPolicy {
+  /** The turns of the last task seen (episodes of one task ask turn after turn). */
+  #cached: { task: Task; turns: string[] } | null = null;
+
   constructor(options: ScriptedPolicyOptions = {}) {
     super(options);
   }
 
   /** The turns' answers for a task, in order. */
   turns(task: Task): string[] {
+    if (this.#cached?.task === task) return this.#cached.turns;
     const { file, language, bugs } = editableTask(task);
     if (task.repoDir === undefined) throw invalidArg(`task ${task.id}`, 'has no repoDir', 'the edit oracle reads the source file from the task folder');
     const filePath = `${task.workdir}/${file}`;
     const runTests = language === 'python' ? 'python3 -m pytest -q' : 'node --test --test-reporter=dot';
     const source = readFileSync(path.join(task.repoDir, file), 'utf8');
-    return [
+    const turns = [
       editorCall({ command: 'view', path: filePath }),
       ...replacements(source, bugs).map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
       bashCall(runTests),
       FINISH,
     ];
+    this.#cached = { task, turns };
+    return turns;
   }
 
   protected answer(context: EpisodeContext<Task> | undefined): string {

@@ -5,6 +5,7 @@
  * bytes: everything is drawn from the seed's stream (splits.ts), in a fixed order.
  */
 import { invalidArg } from '../../../errors.js';
+import { countOccurrences } from '../../tools/common.js';
 import { candidateBugs, type BugKind } from './bugs.js';
 import { sampleCases, type Cases } from './cases.js';
 import { unifiedDiff } from './diff.js';
@@ -86,12 +87,6 @@ function placeBug(instances: FunctionInstance[], taken: Set<number>, kind: BugKi
   return null;
 }
 
-function occurrences(text: string, part: string): number {
-  let count = 0;
-  for (let at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) count++;
-  return count;
-}
-
 /** The one changed line between the file with only this bug and the fixed file, or null. */
 function changedLine(single: string, fixed: string): { before: string; after: string } | null {
   const a = single.split('\n');
@@ -132,7 +127,7 @@ function attempt(split: Split, seed: number, language: Language, kinds: BugKind[
   const bugs: SweGenBug[] = [];
   for (const bug of placed) {
     const change = changedLine(withBugs([bug]), fixed);
-    if (!change || occurrences(buggy, change.before) !== 1 || occurrences(fixed, change.after) !== 1) return null;
+    if (!change || countOccurrences(buggy, change.before) !== 1 || countOccurrences(fixed, change.after) !== 1) return null;
     const line = buggy.slice(0, buggy.indexOf(change.before)).split('\n').length;
     bugs.push({ kind: bug.kind, function: functionName(instances[bug.index]!.def.words, language), line, ...change });
   }
