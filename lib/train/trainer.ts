@@ -142,10 +142,11 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const broken = trajectories.filter((t) => t.logprobs.some((l, i) => t.mask[i] === 1 && !Number.isFinite(l))).length;
       if (broken > 0) throw await numericStop(new SwerlError('ERR_SWERL_NUMERIC', `${broken} of ${trajectories.length} rollouts were sampled with non-finite logprobs (the policy's logits hold NaN or Inf)`), step, dir);
       const shaped = shapeBatch(trajectories, algorithm);
-      const rejection = algorithm.rejection ? await rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step).catch(async (error: unknown) => {
-        throw await numericStop(error, step, dir);
-      }) : undefined;
-      const results = rejection?.results ?? await learn(config, policy, reference, trajectories, shaped, step, loss).catch(async (error: unknown) => {
+      // Rejection fine-tuning (the rft preset) or the policy-gradient loss.
+      const { results, round } = await (algorithm.rejection
+        ? rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step)
+        : learn(config, policy, reference, trajectories, shaped, step, loss).then((learned) => ({ results: learned, round: undefined }))
+      ).catch(async (error: unknown) => {
         throw await numericStop(error, step, dir);
       });
       const syncSeconds = await sampler.sync();
@@ -153,7 +154,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 
       const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds });
       if (!sampler.remote) metrics.prefixCache = prefixCacheDelta(policy.prefixCache, prefixCacheBefore);
-      if (rejection) metrics.rejection = rejection.round;
+      if (round) metrics.rejection = round;
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();

@@ -142,7 +142,7 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     {
       at::AutoGradMode grad_on(true);
       out = model->forward_layer(ctx->saved_data["index"].toInt(), x, saved[1], saved[2],
-                                        ctx->saved_data["segments"].toIntVector());
+                                 ctx->saved_data["segments"].toIntVector());
     }
     torch::autograd::backward({out}, {grads[0]});
     return {x.grad(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
@@ -152,7 +152,7 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 }  // namespace
 
 at::Tensor Transformer::forward_layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
-                                             const at::Tensor& sin, const std::vector<int64_t>& segments) const {
+                                      const at::Tensor& sin, const std::vector<int64_t>& segments) const {
   return layer(index, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
     return packed_causal_attention(q, k, v, segments);
   });

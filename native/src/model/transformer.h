@@ -54,7 +54,7 @@ class Transformer {
 
   // Layer `index` of forward() (activation checkpointing runs it again in the backward).
   at::Tensor forward_layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
-                                  const at::Tensor& sin, const std::vector<int64_t>& segments) const;
+                           const at::Tensor& sin, const std::vector<int64_t>& segments) const;
 
  private:
   using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
