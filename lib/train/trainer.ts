@@ -20,7 +20,7 @@ import { consoleReporter, type TrainEvent } from './progress.js';
 import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
-import { LearningStallDetector, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
+import { LearningStallDetector, evalCurve, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
 import { sft } from './sft/sft.js';
 import { openTaskSource } from './task-source.js';
 import { openTracker } from './tracking/index.js';
@@ -100,10 +100,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     reference?.dispose();
     throw error;
   });
-  const evals: { step: number; success: number }[] = metricsRows.flatMap((r) => {
-    const e = (r.eval as { success?: number } | undefined)?.success;
-    return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
-  });
+  const evals = evalCurve(metricsRows);
   const clockStart = performance.now() - state.elapsedSeconds * 1000;
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;

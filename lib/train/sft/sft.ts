@@ -17,6 +17,7 @@ import { renderChartsSvg } from '../plots.js';
 import type { TrainEvent } from '../progress.js';
 import { numericStop, saveCheckpoint } from '../resume.js';
 import { RunDirectory, type TrainerState } from '../run-dir.js';
+import { evalCurve } from '../step-metrics.js';
 import { openTaskSource, type TaskSource } from '../task-source.js';
 import { openTracker, type Tracker } from '../tracking/index.js';
 import type { TrainHooks, TrainSummary } from '../trainer.js';
@@ -70,10 +71,7 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
   const start = await sftStartingPoint(config, dir);
   const { policy, metricsRows } = start;
   let state: SftTrainerState = start.state;
-  const evals: { step: number; success: number }[] = metricsRows.flatMap((r) => {
-    const e = (r.eval as { success?: number } | undefined)?.success;
-    return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
-  });
+  const evals = evalCurve(metricsRows);
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
   let tracker: Tracker | undefined;
