@@ -47,3 +47,15 @@ export interface AgentPolicy {
   readonly tokenizer: Tokenizer;
   generate(request: SamplingRequest, context?: EpisodeContext): Promise<Generation>;
 }
+
+/**
+ * A policy that scores given text instead of sampling: every token's logprob given those
+ * before it, at temperature 1 (entry 0 is 0: nothing comes before it). The judge of test-time
+ * scaling reads answers' probabilities this way. NativePolicy answers from its own forward
+ * pass; RemotePolicy from the servers' prompt logprobs (vLLM `prompt_logprobs`, SGLang
+ * `input_token_logprobs`).
+ */
+export interface ScoringPolicy {
+  readonly tokenizer: Tokenizer;
+  logprobs(sequences: ArrayLike<number>[]): Promise<Float32Array[]>;
+}
