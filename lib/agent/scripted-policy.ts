@@ -20,6 +20,8 @@ import path from 'node:path';
 
 import { SwerlError, invalidArg } from '../errors.js';
 import { parseTextAction } from '../env/actions.js';
+import { shellQuote } from '../env/sandbox/sandbox.js';
+import { patchFiles } from '../env/tasks/patch-files.js';
 import type { Task } from '../env/tasks/task.js';
 import { countOccurrences } from '../env/tools/common.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
@@ -189,6 +191,109 @@ export class OraclePolicy extends ScriptedPolicy {
     }
     const commands = this.commands(task);
     return context.turn < commands.length ? bashCall(commands[context.turn]!) : FINISH;
+  }
+}
+
+const HASH_PRIME = 2654435761;
+
+/** A task's own small number (FNV-style over its id): which run plays gold, per task. */
+function taskNumber(id: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 16777619) >>> 0;
+  return Math.imul(h, HASH_PRIME) >>> 0;
+}
+
+/** The comment a line of the file starts with, by its extension ('#' or '//'). */
+function commentFor(file: string): string {
+  return /\.(py|pyi|sh|bash|rb|pl|r|ya?ml|toml|cfg|ini|txt)$/i.test(file) ? '#' : '//';
+}
+
+export interface DecoyPolicyOptions extends OraclePolicyOptions {
+  /** One run in `every` plays the gold patch; default 4. */
+  every?: number;
+}
+
+/**
+ * Candidates for test-time scaling without a model: on one run in `every` (which one depends
+ * on the task) it plays the gold patch as OraclePolicy does; on the others a decoy, a comment
+ * appended to the first file the gold patch changes, which leaves the behaviour as it was. The
+ * decoys are the same on every run, so a majority vote picks one: it is the case where a vote
+ * fails and tests do not.
+ */
+export class DecoyPolicy extends OraclePolicy {
+  readonly every: number;
+
+  constructor(options: DecoyPolicyOptions = {}) {
+    const { every = 4, ...oracle } = options;
+    super(oracle);
+    if (!Number.isInteger(every) || every < 1) throw invalidArg('options.every', `is ${every}`, 'give an integer >= 1 (one run in `every` plays gold)');
+    this.every = every;
+  }
+
+  /** The sample (mod `every`) that plays gold for this task. */
+  goldSample(task: Task): number {
+    return taskNumber(task.id) % this.every;
+  }
+
+  /** The decoy's one command: a harmless comment on the gold patch's first file. */
+  decoyCommand(task: Task): string {
+    this.commands(task); // refuses a task without a gold patch, as the oracle does
+    const file = patchFiles(task.goldPatch!).find((f) => f.oldPath !== null && f.newPath !== null);
+    if (!file) throw new SwerlError('ERR_SWERL_INVALID_ARG', `task ${task.id}: its gold patch changes no existing file for the decoy to touch`);
+    const line = `${commentFor(file.newPath!)} TODO: handle the case the issue describes`;
+    return `printf '\\n%s\\n' ${shellQuote(line)} >> ${shellQuote(`${task.workdir}/${file.newPath}`)}`;
+  }
+
+  protected override answer(context: EpisodeContext<Task> | undefined): string {
+    const task = context?.task;
+    if (task && context.sample % this.every !== this.goldSample(task)) return context.turn === 0 ? bashCall(this.decoyCommand(task)) : FINISH;
+    return super.answer(context);
+  }
+}
+
+/** Where the test writer puts a copy of `file`: `_reproduce` before the first dot of its name. */
+export function reproductionPathOf(file: string): string {
+  const slash = file.lastIndexOf('/');
+  const name = file.slice(slash + 1);
+  const dot = name.indexOf('.');
+  const renamed = dot <= 0 ? `${name}_reproduce` : `${name.slice(0, dot)}_reproduce${name.slice(dot)}`;
+  return `${file.slice(0, slash + 1)}${renamed}`;
+}
+
+/**
+ * The test writer of test-time scaling (SweEnv goal 'reproduce') without a model: writes each
+ * of the task's hidden test files (a task folder's tests/) as a new file beside the original
+ * (reproductionPathOf), then calls finish. Its tests fail at the base where the issue's tests
+ * do, and pass with the gold patch: what a good test writer would produce.
+ */
+export class TestWriterOraclePolicy extends ScriptedPolicy {
+  readonly maxCommandBytes: number;
+  #cached: { task: Task; turns: string[] } | null = null;
+
+  constructor(options: OraclePolicyOptions = {}) {
+    super(options);
+    this.maxCommandBytes = options.maxCommandBytes ?? 64 * 1024;
+  }
+
+  turns(task: Task): string[] {
+    if (this.#cached?.task === task) return this.#cached.turns;
+    const hidden = task.hiddenTests;
+    if (hidden.kind !== 'files') throw new SwerlError('ERR_SWERL_INVALID_ARG', `task ${task.id} keeps its hidden tests as ${hidden.kind === 'patch' ? 'a test patch' : 'image paths'}; the scripted test writer copies a task folder's tests/ files only`);
+    const turns = hidden.paths.map((rel) => {
+      const target = `${task.workdir}/${reproductionPathOf(rel)}`;
+      const command = feed(`mkdir -p ${shellQuote(path.posix.dirname(target))} && cat > ${shellQuote(target)}`, readFileSync(path.join(hidden.dir, rel), 'utf8'), (cmd) => this.roundTrips(cmd));
+      if (Buffer.byteLength(command) > this.maxCommandBytes) throw new SwerlError('ERR_SWERL_INVALID_ARG', `task ${task.id}: the test file ${rel} does not fit one command of ${this.maxCommandBytes} bytes`);
+      return bashCall(command);
+    });
+    this.#cached = { task, turns: [...turns, FINISH] };
+    return this.#cached.turns;
+  }
+
+  protected answer(context: EpisodeContext<Task> | undefined): string {
+    const task = context?.task;
+    if (!task) throw invalidArg('context.task', 'is missing', 'the scripted test writer plays SWE episodes only: give the episode context its task');
+    const turns = this.turns(task);
+    return turns[Math.min(context.turn, turns.length - 1)]!;
   }
 }
 

@@ -37,6 +37,29 @@ export function issuePrompt(problemStatement: string, workdir: string): string {
   ].join('\n');
 }
 
+/**
+ * The test writer's task (test-time scaling's reproduction tests): tests that fail now because
+ * of the issue and will pass once it is fixed, in new files, the code left as it is.
+ */
+export function reproductionPrompt(problemStatement: string, workdir: string): string {
+  return [
+    `The repository is checked out at ${workdir}. A user filed this issue:`,
+    '',
+    '<issue>',
+    problemStatement.trim(),
+    '</issue>',
+    '',
+    'Do not fix it. Write tests that reproduce it: tests that fail on the code as it is now',
+    'because of the issue, and that will pass once the issue is fixed. Each test checks one',
+    'behaviour the issue asks for; tests of behaviour that already works are of no use.',
+    '1. Read the code and the existing tests; follow their framework, imports and layout.',
+    '2. Put your tests in NEW test files beside the existing ones (do not edit existing files).',
+    '3. Run your tests and check that they fail, and fail for the reason the issue describes.',
+    'Do not change the code under test. When you are done, call finish: the new files are taken',
+    'from the working tree (git diff).',
+  ].join('\n');
+}
+
 export const NO_TOOL_CALL =
   'Your last message called no tool. Every reply must call exactly one tool with the ' +
   '<function=NAME><parameter=KEY>VALUE</parameter></function> format (or a tool call); call finish when you are done.';

@@ -9,7 +9,7 @@ import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
-import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
+import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, reproductionPrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
 import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
@@ -25,6 +25,12 @@ export interface SweEnvOptions {
    * every prompt byte is a token of every step.
    */
   prompt: 'full' | 'compact';
+  /**
+   * 'fix': resolve the issue, graded by the hidden tests. 'reproduce': write tests that
+   * reproduce it (test-time scaling's test writer, lib/tts/reproduction.ts); its patch is the
+   * episode's product and nothing is graded (reward 0).
+   */
+  goal: 'fix' | 'reproduce';
   /** DeepSWE trained with 50 and evaluated with 100. */
   maxSteps: number;
   /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
@@ -39,6 +45,7 @@ export const parseSweEnvOptions = optionsParser<SweEnvOptions>({
   properties: {
     profile: { enum: ['default', 'r2egym'], default: 'default' },
     prompt: { enum: ['full', 'compact'], default: 'full' },
+    goal: { enum: ['fix', 'reproduce'], default: 'fix' },
     maxSteps: { type: 'integer', minimum: 1, default: 50 },
     rewardTimeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
     label: { type: 'string' },
@@ -92,7 +99,9 @@ export class SweEnv implements Env {
     this.tools = new SweTools(this.sandbox, { profile: this.options.profile });
     const tools = toolDescriptions(this.options.profile);
     const compact = this.options.prompt === 'compact';
-    const issue = (compact ? compactIssuePrompt : issuePrompt)(this.task.problemStatement, this.task.workdir);
+    const issue = this.options.goal === 'reproduce'
+      ? reproductionPrompt(this.task.problemStatement, this.task.workdir)
+      : (compact ? compactIssuePrompt : issuePrompt)(this.task.problemStatement, this.task.workdir);
     return [
       { role: 'system', content: compact ? compactSystemPrompt(tools.compactText) : systemPrompt(tools.text) },
       { role: 'user', content: `${issue}\n${stepsRemainingLine(this.options.maxSteps)}` },
@@ -178,6 +187,10 @@ export class SweEnv implements Env {
       patch = await workingTreeDiff(this.sandbox, this.prepared.baseCommit);
       // The episode's sandbox has served: its patch is graded in a fresh one.
       await this.close();
+      if (this.options.goal === 'reproduce') {
+        this.graded = { reward: 0, tests: {}, reason: 'not graded: a test-writing episode (its patch is the product)', patch, log: '' };
+        return this.graded;
+      }
       const result = await gradePatch(this.backend, this.task, patch, {
         timeoutMs: this.options.rewardTimeoutMs,
         ...(this.options.label !== undefined ? { label: this.options.label } : {}),

@@ -2,6 +2,7 @@
  * Task validation: in a real sandbox, the gold patch must score 1 and the untouched
  * repository 0, each run several times; differing results across runs mark the task flaky.
  */
+import { mapBounded } from '../util/bounded.js';
 import { applyPatch } from './repo.js';
 import type { TestStatus } from './reward/test-log.js';
 import type { SandboxBackend } from './sandbox/sandbox.js';
@@ -84,17 +85,11 @@ export async function validateTask(task: Task, backend: SandboxBackend, options:
 
 /** Validates tasks with bounded concurrency; results in task order. */
 export async function validateTasks(tasks: readonly Task[], backend: SandboxBackend, options: ValidateOptions = {}): Promise<TaskValidation[]> {
-  const results: TaskValidation[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const index = next++;
-      results[index] = await validateTask(tasks[index]!, backend, options);
-      options.onTask?.(results[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 2, tasks.length)) }, worker));
-  return results;
+  return mapBounded(tasks, options.concurrency ?? 2, async (task) => {
+    const result = await validateTask(task, backend, options);
+    options.onTask?.(result);
+    return result;
+  });
 }
 
 /** A plain-text table of validation results. */

@@ -459,13 +459,16 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
       const { train: _train, heldout: _heldout, ...knobs } = swe.generate;
       parseSweGenTaskOptions(knobs, 'config.tasks.generate');
     }
+    const env = parseSweEnvOptions(swe.env, 'config.tasks.env');
+    // A test-writing episode is graded by nothing: every reward would be 0.
+    if (env.goal !== 'fix') throw invalidArg('config.tasks.env.goal', `is ${JSON.stringify(env.goal)}; a training run's episodes are graded by the tests, so their goal is 'fix'`, "remove it (test writing is swerl eval --select's reproduction verifier)");
     tasks = {
       ...swe,
       // Generated suites go where the run writes (from the working directory), unless placed.
       path: swe.path !== undefined ? path.resolve(baseDir, swe.path) : path.resolve(run.dir, 'tasks'),
       ...(swe.repos !== undefined ? { repos: path.resolve(baseDir, swe.repos) } : {}),
       sandboxOptions: parseSandboxOptions(swe.sandbox, swe.sandboxOptions, 'config.tasks.sandboxOptions'),
-      env: parseSweEnvOptions(swe.env, 'config.tasks.env'),
+      env,
     };
   } else throw invalidArg('config.tasks.kind', `is ${JSON.stringify(tasksRaw.kind)}`, 'use "frozenlake" or "swe"');
 

@@ -24,7 +24,7 @@ import { patchedPaths } from '../tasks/swe-bench.js';
 import type { Task } from '../tasks/task.js';
 import { r2eGymResolution, sweBenchResolution } from './resolve.js';
 import { isTestInfrastructure, needsContents, type ChangedFile } from './test-infrastructure.js';
-import { parseTestLog, type TestStatuses } from './test-log.js';
+import { parseTestLog, type TestLogFormat, type TestStatuses } from './test-log.js';
 
 export interface GradeResult extends RewardResult {
   /** The test command's output (the tail, when long). */
@@ -38,7 +38,7 @@ const LOG_TAIL = 200_000;
  * removed). Contents come from `git cat-file`, which runs no filter the candidate could have
  * configured in .gitattributes.
  */
-async function restoreFromBase(sandbox: Sandbox, baseCommit: string, paths: readonly string[], what: string): Promise<void> {
+export async function restoreFromBase(sandbox: Sandbox, baseCommit: string, paths: readonly string[], what: string): Promise<void> {
   if (paths.length === 0) return;
   const script = [
     `base=${shellQuote(baseCommit)}`,
@@ -108,15 +108,18 @@ export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: P
   }
 }
 
-/** Runs the test command as grading does (fresh HOME, no user site-packages) and parses its log. */
-export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number }) {
-  const command = `HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${task.testCommand}\n}`;
+/**
+ * Runs the test command as grading does (fresh HOME, no user site-packages) and parses its log.
+ * `command` and `logFormat` replace the task's (test-time scaling runs its own tests this way).
+ */
+export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat }) {
+  const command = `HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
   const run = await sandbox.exec(command, {
     timeoutMs: options.timeoutMs,
     maxOutputBytes: 64 * 1024 ** 2,
     env: { PYTHONNOUSERSITE: '1', PYTHONDONTWRITEBYTECODE: '1' },
   });
-  return { run, statuses: parseTestLog(task.logFormat, run.output) };
+  return { run, statuses: parseTestLog(options.logFormat ?? task.logFormat, run.output) };
 }
 
 /** Whether the statuses resolve the task, by its rule. */

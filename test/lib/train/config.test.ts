@@ -114,6 +114,11 @@ t.test('relative input paths are resolved against baseDir, outputs against the w
     { code: 'ERR_SWERL_INVALID_ARG', message: /^config\.tasks\.env\.stepTimeoutMs is no longer an option here; the step timeout is the agent loop's: set rollout\.stepTimeoutMs/ },
     'the env no longer has a step timeout of its own: an old config is told where it went',
   );
+  t.throws(
+    () => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', env: { goal: 'reproduce' } } }), BASE),
+    { code: 'ERR_SWERL_INVALID_ARG', message: /^config\.tasks\.env\.goal is "reproduce"; a training run's episodes are graded by the tests/ },
+    'test-writing episodes are not graded: refused for training at load',
+  );
   const swe = (sandbox: string, sandboxOptions: object) => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', sandbox, sandboxOptions } }), BASE);
   t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: root, label, limits, readOnlyBinds$/ }, 'a docker-only option given to the local backend: refused at load');
   t.throws(() => swe('docker', { cpus: 0 }), { message: /^config\.tasks\.sandboxOptions\.cpus must be > 0/ }, 'docker options are checked too');

@@ -1,0 +1,98 @@
+/**
+ * Scoring every task's k candidates with the verifiers a selection rule reads (select.ts's
+ * RULE_SCORES): regression tests, reproduction tests (one test-writing episode per task), the
+ * judge. Each verifier runs once however many rules read it, and what it cost is counted:
+ * sandboxes started, tokens the test writer sampled, tokens the judge read.
+ */
+import { invalidArg } from '../errors.js';
+import type { AgentLoopOptions } from '../agent/agent-loop.js';
+import type { SandboxBackend } from '../env/sandbox/sandbox.js';
+import type { Task } from '../env/tasks/task.js';
+import type { AgentPolicy } from '../types/policy.js';
+import { regressionScores, type RegressionResult } from './regression.js';
+import { reproductionScores, writeReproductionTests, writtenTests, type ReproductionResult } from './reproduction.js';
+import { RULE_SCORES, type Candidate, type SelectionRule } from './select.js';
+
+export interface TaskCandidates {
+  task: Task;
+  /** In index order; scores are filled in here. */
+  candidates: Candidate[];
+}
+
+export interface VerifierSettings {
+  backend: SandboxBackend;
+  label?: string;
+  /** Sandboxes at a time (per task: tasks run one after another). */
+  concurrency: number;
+  /** Time limit of one test run. */
+  timeoutMs: number;
+  /** The test writer, needed when a rule reads reproduction scores. */
+  reproduction?: { writer: AgentPolicy; agent: AgentLoopOptions; seed: number; retries: number; command?: string };
+  signal?: AbortSignal;
+}
+
+export interface TaskVerification {
+  id: string;
+  regression?: RegressionResult;
+  reproduction?: ReproductionResult & { writerPatch: string };
+}
+
+export interface VerificationCost {
+  /** Sandboxes the verifier's test runs started (distinct patches only, plus the base). */
+  regressionSandboxes: number;
+  reproductionSandboxes: number;
+  /** Test-writing episodes, and the tokens they sampled. */
+  writerEpisodes: number;
+  writerTokens: number;
+}
+
+/** The scores the rules read, together. */
+export function scoresNeeded(rules: readonly SelectionRule[]): Set<'judge' | 'regression' | 'reproduction'> {
+  return new Set(rules.flatMap((rule) => RULE_SCORES[rule]));
+}
+
+const distinct = (patches: readonly string[]) => new Set(['', ...patches]).size;
+
+/** Fills in the candidates' regression and reproduction scores where `rules` read them. */
+export async function verifyCandidates(tasks: readonly TaskCandidates[], rules: readonly SelectionRule[], settings: VerifierSettings): Promise<{ details: TaskVerification[]; cost: VerificationCost }> {
+  const needed = scoresNeeded(rules);
+  const cost: VerificationCost = { regressionSandboxes: 0, reproductionSandboxes: 0, writerEpisodes: 0, writerTokens: 0 };
+  const details: TaskVerification[] = tasks.map(({ task }) => ({ id: task.id }));
+  const run = { timeoutMs: settings.timeoutMs, concurrency: settings.concurrency, ...(settings.label !== undefined ? { label: settings.label } : {}) };
+  const patchesOf = (t: TaskCandidates) => t.candidates.map((c) => c.patch);
+
+  let writerPatches: string[] = [];
+  if (needed.has('reproduction')) {
+    const reproduction = settings.reproduction;
+    if (!reproduction) throw invalidArg('settings.reproduction', `is missing and the rules ${rules.join(', ')} read reproduction scores`, 'give the test writer (a policy and its agent options)');
+    const written = await writeReproductionTests(reproduction.writer, tasks.map((t) => t.task), settings.backend, {
+      agent: reproduction.agent,
+      concurrency: settings.concurrency,
+      retries: reproduction.retries,
+      seed: reproduction.seed,
+      ...(settings.label !== undefined ? { label: settings.label } : {}),
+      ...(settings.signal ? { signal: settings.signal } : {}),
+    });
+    writerPatches = written.map((w) => w.patch);
+    cost.writerEpisodes = written.length;
+    cost.writerTokens = written.reduce((sum, w) => sum + w.tokens, 0);
+  }
+
+  for (const [i, entry] of tasks.entries()) {
+    settings.signal?.throwIfAborted();
+    if (needed.has('regression')) {
+      const result = await regressionScores(settings.backend, entry.task, patchesOf(entry), run);
+      entry.candidates.forEach((c, j) => (c.regression = result.passes[j]!));
+      details[i]!.regression = result;
+      cost.regressionSandboxes += distinct(patchesOf(entry));
+    }
+    if (needed.has('reproduction')) {
+      const written = writtenTests(entry.task, writerPatches[i]!);
+      const result = await reproductionScores(settings.backend, entry.task, written, patchesOf(entry), { ...run, ...(settings.reproduction!.command !== undefined ? { command: settings.reproduction!.command } : {}) });
+      entry.candidates.forEach((c, j) => (c.reproduction = result.passes[j]!));
+      details[i]!.reproduction = { ...result, writerPatch: writerPatches[i]! };
+      if (written.testFiles.length > 0) cost.reproductionSandboxes += distinct(patchesOf(entry));
+    }
+  }
+  return { details, cost };
+}
