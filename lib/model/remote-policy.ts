@@ -17,11 +17,34 @@
  *
  * vLLM reports logprobs of the raw logits unless started with
  * `--logprobs-mode processed_logprobs`; the trainer's sampler-learner gap shows it when not.
+ *
+ * logprobs(sequences) scores given tokens instead (ScoringPolicy: every token's logprob given
+ * those before it, at temperature 1; entry 0 is 0), one request per sequence, a few in flight
+ * per server, with generate()'s routing, retries and timeout:
+ *
+ * - 'openai': POST /v1/completions with the ids as `prompt`, `max_tokens: 1`, `temperature: 0`
+ *   and vLLM's `prompt_logprobs: 0`; read from `choices[0].prompt_logprobs`, one entry per
+ *   prompt token: null first, then {"<token id>": {logprob, rank, decoded_token}}, the actual
+ *   token's id among the keys (vLLM may add the top-1 alternative beside it). vLLM caveats:
+ *   prompt_logprobs came in vLLM 0.5.5; they are log softmax of the raw logits whatever the
+ *   request's temperature or `--logprobs-mode`, except that recent vLLM gives logits there under
+ *   `--logprobs-mode raw_logits / processed_logits` (don't score against such a server); vLLM
+ *   samples at least one token (hence max_tokens 1; the sampled one is ignored); some V1
+ *   releases refuse prompt_logprobs while prefix caching is on (`--no-enable-prefix-caching`),
+ *   newer ones skip the cache for such requests.
+ * - 'sglang': POST /generate with `input_ids`, `return_logprob`, `logprob_start_len: 0` and
+ *   `max_new_tokens: 1`; read from `meta_info.input_token_logprobs`, [logprob, id, text] per
+ *   prompt token, the first logprob null. They are of the raw logits; SGLANG_TEMP_SCALED_LOGPROBS
+ *   would divide by the request's temperature, but SGLang runs temperature 0 as 1 with top-k 1.
+ *
+ * swerl serve answers both, from the same forward as NativePolicy.logprobs.
  */
 import { invalidArg, SwerlError } from '../errors.js';
+import { int32Array } from '../math/validate.js';
 import { optionsParser } from '../schema.js';
-import type { AgentPolicy, Generation, SamplingRequest } from '../types/policy.js';
+import type { AgentPolicy, Generation, SamplingRequest, ScoringPolicy } from '../types/policy.js';
 import type { Tokenizer } from '../types/tokenizer.js';
+import { mapBounded } from '../util/bounded.js';
 
 export interface RemotePolicyOptions {
   /** Base URLs, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted). */
@@ -76,7 +99,12 @@ interface Server {
   inFlight: number;
 }
 
-export class RemotePolicy implements AgentPolicy {
+/** Scoring requests in flight per server: enough to fill a server's batches, not to flood it. */
+const SCORING_REQUESTS_PER_SERVER = 8;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class RemotePolicy implements AgentPolicy, ScoringPolicy {
   readonly options: RemotePolicyOptions;
   private readonly servers: Server[];
   private next = 0;
@@ -131,14 +159,56 @@ export class RemotePolicy implements AgentPolicy {
       throw invalidArg('request.topK/topP', `is ${topK}/${topP}: remote sampling is pure temperature`, 'leave them off, or set allowTruncatedSampling (the logprobs then no longer match the learner\'s)');
     if (maxTokens === 0) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'length' };
     const ids = Array.from(prompt);
+    try {
+      return await this.withRetries((server) => this.generateOn(server, ids, request, topK, topP), request.signal);
+    } catch (error) {
+      if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
+      throw error;
+    }
+  }
+
+  /**
+   * Every token's logprob given those before it, at temperature 1 (entry 0 is 0), from the
+   * servers' prompt logprobs: one request per sequence of 2 or more tokens, a few in flight per
+   * server. Rejects with ERR_SWERL_ABORTED when options.signal aborts, with ERR_SWERL_REMOTE
+   * when a server answers no prompt logprobs or not one per token.
+   */
+  async logprobs(sequences: ArrayLike<number>[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
+    if (!Array.isArray(sequences)) throw invalidArg('sequences', 'must be an array of token-id arrays');
+    const checked = sequences.map((s, i) => int32Array(s, `sequences[${i}]`, { min: 0 }));
+    const { signal } = options;
+    try {
+      return await mapBounded(checked, SCORING_REQUESTS_PER_SERVER * this.servers.length, async (ids) =>
+        ids.length <= 1 ? new Float32Array(ids.length) : this.withRetries((server) => this.promptLogprobsOn(server, Array.from(ids), signal), signal));
+    } catch (error) {
+      if (signal?.aborted) throw new SwerlError('ERR_SWERL_ABORTED', 'RemotePolicy.logprobs was aborted');
+      throw error;
+    }
+  }
+
+  private async promptLogprobsOn(server: Server, ids: number[], signal?: AbortSignal): Promise<Float32Array> {
+    if (this.options.protocol === 'sglang') {
+      const body = { input_ids: ids, sampling_params: { max_new_tokens: 1, temperature: 0 }, return_logprob: true, logprob_start_len: 0 };
+      const out = (await this.request(server, 'POST', '/generate', body, this.options.timeoutMs, signal)) as SglangResponse;
+      return sglangPromptLogprobs(out, ids, server.url);
+    }
+    const body = { model: this.model, prompt: ids, max_tokens: 1, temperature: 0, prompt_logprobs: 0 };
+    const out = (await this.request(server, 'POST', '/v1/completions', body, this.options.timeoutMs, signal)) as CompletionResponse;
+    return completionPromptLogprobs(out, ids, server.url);
+  }
+
+  /**
+   * fn on the server routing picks; when it fails transiently (no answer, 5xx), again on the
+   * next server, up to options.retries more times, backing off. An abort ends it at once.
+   */
+  private async withRetries<T>(fn: (server: Server) => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const server = this.pick(attempt);
       try {
-        return await this.generateOn(server, ids, request, topK, topP);
+        return await fn(server);
       } catch (error) {
-        if (request.signal?.aborted) return { tokens: new Int32Array(0), logprobs: new Float32Array(0), finishReason: 'cancelled' };
-        if (!(error instanceof TransientRemoteError) || attempt >= this.options.retries) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        if (signal?.aborted || !(error instanceof TransientRemoteError) || attempt >= this.options.retries) throw error;
+        await sleep(100 * 2 ** attempt);
       }
     }
   }
@@ -244,12 +314,18 @@ interface CompletionResponse {
     token_ids?: number[];
     finish_reason?: string | null;
     logprobs?: { tokens?: string[]; token_logprobs?: (number | null)[] } | null;
+    /** vLLM's: per prompt token, null first, then the logprobs keyed by token id. */
+    prompt_logprobs?: (Record<string, { logprob?: unknown } | null | undefined> | null)[] | null;
   }[];
 }
 
 interface SglangResponse {
   output_ids?: number[];
-  meta_info?: { finish_reason?: { type?: string } | null; output_token_logprobs?: [number, number, unknown][] };
+  meta_info?: {
+    finish_reason?: { type?: string } | null;
+    output_token_logprobs?: [number, number, unknown][];
+    input_token_logprobs?: [number | null, number, unknown][];
+  };
 }
 
 function finishReason(reason: string | null | undefined, url: string): Generation['finishReason'] {
@@ -283,4 +359,43 @@ export function sglangGeneration(out: SglangResponse, url: string): Generation {
   if (!entries) throw new SwerlError('ERR_SWERL_REMOTE', `${url} returned no meta_info.output_token_logprobs: /generate needs return_logprob`);
   const tokens = out.output_ids ?? entries.map((e) => e[1]);
   return { ...checked(tokens, entries.map((e) => e[0]), url), finishReason: finishReason(out.meta_info?.finish_reason?.type, url) };
+}
+
+/** A prompt token's logprob as a server gave it, which must be a finite number. */
+function promptLogprob(value: unknown, ids: number[], i: number, url: string, where: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new SwerlError('ERR_SWERL_REMOTE', `${url} gave no finite logprob for prompt token ${i} (id ${ids[i]}) in ${where} (it gave ${JSON.stringify(value)})`);
+  return value;
+}
+
+function checkPromptLength(given: number, ids: number[], url: string, where: string): void {
+  if (given !== ids.length)
+    throw new SwerlError('ERR_SWERL_REMOTE', `${url} returned ${given} entries in ${where} for a prompt of ${ids.length} tokens; expected one per prompt token`);
+}
+
+/** vLLM's choices[0].prompt_logprobs: each entry's logprob is the one keyed by the actual token's id. */
+export function completionPromptLogprobs(out: CompletionResponse, ids: number[], url: string): Float32Array {
+  const entries = out.choices?.[0]?.prompt_logprobs;
+  if (!Array.isArray(entries))
+    throw new SwerlError('ERR_SWERL_REMOTE', `the server at ${url} returned no choices[0].prompt_logprobs for a prompt_logprobs request; scoring needs vLLM >= 0.5.5 or swerl serve`);
+  checkPromptLength(entries.length, ids, url, 'prompt_logprobs');
+  const logprobs = new Float32Array(ids.length);
+  for (let i = 1; i < ids.length; i++) logprobs[i] = promptLogprob(entries[i]?.[String(ids[i])]?.logprob, ids, i, url, 'prompt_logprobs');
+  return logprobs;
+}
+
+/** SGLang's meta_info.input_token_logprobs from position 0: [logprob, id, text], the first logprob null. */
+export function sglangPromptLogprobs(out: SglangResponse, ids: number[], url: string): Float32Array {
+  const entries = out.meta_info?.input_token_logprobs;
+  if (!Array.isArray(entries))
+    throw new SwerlError('ERR_SWERL_REMOTE', `the server at ${url} returned no meta_info.input_token_logprobs for a return_logprob request with logprob_start_len 0; scoring needs SGLang or swerl serve`);
+  checkPromptLength(entries.length, ids, url, 'meta_info.input_token_logprobs');
+  const logprobs = new Float32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const [logprob, id] = entries[i] ?? [];
+    if (id !== ids[i])
+      throw new SwerlError('ERR_SWERL_REMOTE', `${url} scored token id ${JSON.stringify(id)} at prompt position ${i} of meta_info.input_token_logprobs, where the prompt has ${ids[i]}`);
+    if (i > 0) logprobs[i] = promptLogprob(logprob, ids, i, url, 'meta_info.input_token_logprobs');
+  }
+  return logprobs;
 }

@@ -1,8 +1,8 @@
 /**
  * OpenAI's routes: /v1/completions (prompts as text or token ids; choices carry token_ids and
- * the sampled tokens' logprobs) and /v1/chat/completions (the chat template, `tools` rendered
- * into the system turn and <tool_call> blocks parsed back into tool_calls), each as one JSON
- * answer or server-sent events.
+ * the sampled tokens' logprobs, and with vLLM's prompt_logprobs: 0 the prompt tokens') and
+ * /v1/chat/completions (the chat template, `tools` rendered into the system turn and
+ * <tool_call> blocks parsed back into tool_calls), each as one JSON answer or server-sent events.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -11,6 +11,7 @@ import { parseToolCalls } from '../model/tool-calls.js';
 import type { NativePolicy } from '../model/native-policy.js';
 import { generateChoice, type ChoiceAborts, type Completion } from './choices.js';
 import { EventStream, sendJson } from './http.js';
+import { vllmPromptLogprobs } from './prompt-logprobs.js';
 import type { ChatRequest, CompletionRequest } from './requests.js';
 
 /** What the OpenAI routes answer from: the policy, and the model id clients name. */
@@ -64,7 +65,12 @@ export async function completions(served: ServedModel, res: ServerResponse, r: C
     stream.end();
     return;
   }
-  const results = await Promise.all(jobs.map(async ({ prompt, index }) => ({ done: await generateChoice(policy, prompt, s, index, aborts), prompt, index })));
+  // The prompts' forward runs beside their generations; its answer is shared by a prompt's n choices.
+  const [results, scored] = await Promise.all([
+    Promise.all(jobs.map(async ({ prompt, index }) => ({ done: await generateChoice(policy, prompt, s, index, aborts), prompt, index }))),
+    r.promptLogprobs ? policy.logprobs(r.prompts) : undefined,
+  ]);
+  const promptLogprobs = scored?.map((logprobs, p) => vllmPromptLogprobs(policy.tokenizer, r.prompts[p]!, logprobs));
   sendJson(res, 200, {
     id,
     object: 'text_completion',
@@ -77,6 +83,7 @@ export async function completions(served: ServedModel, res: ServerResponse, r: C
       finish_reason: done.finishReason,
       token_ids: done.tokens,
       prompt_token_ids: Array.from(prompt),
+      ...(promptLogprobs ? { prompt_logprobs: promptLogprobs[Math.floor(index / s.n)] } : {}),
     })),
     usage: usage(results),
   });

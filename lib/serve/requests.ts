@@ -52,6 +52,8 @@ export interface CompletionRequest {
   includeUsage: boolean;
   logprobs: boolean;
   tokensAsIds: boolean;
+  /** vLLM's prompt_logprobs: 0 (each prompt token's own logprob); absent, false. */
+  promptLogprobs: boolean;
 }
 
 export interface ChatRequest {
@@ -70,6 +72,8 @@ export interface GenerateRequest {
   sampling: Sampling;
   prompt: Int32Array;
   returnLogprob: boolean;
+  /** SGLang's logprob_start_len: input_token_logprobs from this prompt position; -1, none. */
+  logprobStartLen: number;
 }
 
 export interface WeightsRequest {
@@ -136,13 +140,17 @@ class RequestParser {
       throw badRequest('prompt', `must be a string, an array of token ids, or an array of at most ${maxN} of either, none empty`);
     if (prompts.length * sampling.n > maxN) throw badRequest('n', `times the ${prompts.length} prompts is ${prompts.length * sampling.n} choices; at most ${maxN} per request`);
     for (const p of prompts) this.checkContext(p, sampling);
+    const streaming = this.streaming(body);
+    const promptLogprobs = this.promptLogprobs(body);
+    if (promptLogprobs && streaming.stream) throw badRequest('prompt_logprobs', 'is not available with stream: true (nor in vLLM); ask without streaming');
     return {
       route: 'completions',
       sampling,
       prompts,
-      ...this.streaming(body),
+      ...streaming,
       logprobs: this.completionLogprobs(body),
       tokensAsIds: optionalBoolean(body, 'return_tokens_as_token_ids', false),
+      promptLogprobs,
     };
   }
 
@@ -172,7 +180,10 @@ class RequestParser {
     // SGLang names the seed sampling_seed; skip_special_tokens and no_stop_trim are what swerl does anyway.
     const sampling = this.sampling({ ...p, n: 1, seed: p.sampling_seed ?? p.seed }, 'max_new_tokens', 128);
     this.checkContext(prompt, sampling);
-    return { route: 'generate', sampling, prompt, returnLogprob: optionalBoolean(body, 'return_logprob', false) };
+    const logprobStartLen = optionalInteger(body, 'logprob_start_len', -1, -1);
+    if (logprobStartLen >= prompt.length)
+      throw badRequest('logprob_start_len', `is ${logprobStartLen}, past the prompt's last position (${prompt.length - 1}); give a position in the prompt, or -1 for the output tokens only`);
+    return { route: 'generate', sampling, prompt, returnLogprob: optionalBoolean(body, 'return_logprob', false), logprobStartLen };
   }
 
   weights(body: Record<string, unknown>): WeightsRequest {
@@ -252,6 +263,15 @@ class RequestParser {
     if (v === undefined || v === null || v === false) return false;
     if (v !== 0 && v !== true)
       throw badRequest('logprobs', 'must be 0: swerl serve returns the sampled tokens\' logprobs, not alternatives');
+    return true;
+  }
+
+  /** vLLM's prompt_logprobs: alternatives (N > 0) would need the whole distribution, which the forward does not return. */
+  private promptLogprobs(body: Record<string, unknown>): boolean {
+    const v = body.prompt_logprobs;
+    if (v === undefined || v === null) return false;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw badRequest('prompt_logprobs', 'must be an integer >= 0');
+    if (v > 0) throw badRequest('prompt_logprobs', `is ${v}: swerl serve returns each prompt token's own logprob (prompt_logprobs: 0), not alternatives`);
     return true;
   }
 

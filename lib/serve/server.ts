@@ -3,11 +3,13 @@
  * for RL samplers. Routes:
  *   GET  /health (load, weight version, prefix-cache counters), GET /v1/models
  *   POST /v1/completions        prompt as text or token ids; choices carry token_ids and
- *                               logprobs of the sampled tokens; stream: true for SSE
+ *                               logprobs of the sampled tokens (prompt_logprobs: 0, the prompt
+ *                               tokens'); stream: true for SSE
  *   POST /v1/chat/completions   Qwen3 chat template, `tools` rendered into the system turn and
  *                               <tool_call> blocks parsed back into tool_calls; SSE too
  *   POST /generate              SGLang's native API (input_ids in, output_ids and
- *                               meta_info.output_token_logprobs out)
+ *                               meta_info.output_token_logprobs out; input_token_logprobs
+ *                               with logprob_start_len)
  *   POST /update_weights_from_disk {model_path}   SGLang's name: swaps the weights between
  *                               decode steps; requests in flight finish on the old weights
  * This file is the server: settings, authorization, routing, the HTTP lifecycle. The routes

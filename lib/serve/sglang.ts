@@ -1,6 +1,7 @@
 /**
- * SGLang's routes: /generate (input_ids in; output_ids and meta_info.output_token_logprobs out)
- * and /update_weights_from_disk {model_path}, which swaps the weights between decode steps
+ * SGLang's routes: /generate (input_ids in; output_ids and meta_info.output_token_logprobs out,
+ * and with logprob_start_len >= 0 meta_info.input_token_logprobs from that position) and
+ * /update_weights_from_disk {model_path}, which swaps the weights between decode steps
  * (requests in flight finish on the old weights), only from under the weights root.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,10 +12,12 @@ import path from 'node:path';
 import type { NativePolicy } from '../model/native-policy.js';
 import { generateChoice, type ChoiceAborts } from './choices.js';
 import { sendJson } from './http.js';
+import { sglangInputTokenLogprobs } from './prompt-logprobs.js';
 import type { GenerateRequest, WeightsRequest } from './requests.js';
 
 export async function sglangGenerate(policy: NativePolicy, res: ServerResponse, r: GenerateRequest, aborts: ChoiceAborts): Promise<void> {
-  const done = await generateChoice(policy, r.prompt, r.sampling, 0, aborts);
+  const scoresPrompt = r.returnLogprob && r.logprobStartLen >= 0;
+  const [done, scored] = await Promise.all([generateChoice(policy, r.prompt, r.sampling, 0, aborts), scoresPrompt ? policy.logprobs([r.prompt]) : undefined]);
   const meta: Record<string, unknown> = {
     id: randomUUID().replace(/-/g, ''),
     finish_reason: { type: done.finishReason },
@@ -23,6 +26,7 @@ export async function sglangGenerate(policy: NativePolicy, res: ServerResponse, 
     weight_version: String(policy.weights.version),
   };
   if (r.returnLogprob) meta.output_token_logprobs = done.tokens.map((t, i) => [done.logprobs[i], t, null]);
+  if (scored) meta.input_token_logprobs = sglangInputTokenLogprobs(r.prompt, scored[0]!, r.logprobStartLen);
   sendJson(res, 200, { text: done.text, output_ids: done.tokens, meta_info: meta });
 }
 
