@@ -7,12 +7,33 @@ import path from 'node:path';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
 import { SwerlError } from '../errors.js';
 import { taskSourceOptions } from '../env/tasks/load.js';
+import { SELECTION_RULES, type SelectionRule } from '../tts/select.js';
+import { scoresNeeded } from '../tts/verify.js';
 
 /** Where the policy comes from: a scripted one, a model directory run in process, or inference servers. */
 export type PolicySource =
-  | { kind: 'scripted'; policy: 'oracle' | 'noop' }
+  | { kind: 'scripted'; policy: ScriptedPolicyName }
   | { kind: 'model'; dir: string }
   | { kind: 'server'; servers: string[]; protocol: 'openai' | 'sglang'; tokenizer: string; servedModel?: string };
+
+/** oracle: the gold patch; noop: no change; decoy: the gold patch on one run in --samples, a harmless decoy edit on the others. */
+export const SCRIPTED_POLICIES = ['oracle', 'noop', 'decoy'] as const;
+export type ScriptedPolicyName = (typeof SCRIPTED_POLICIES)[number];
+
+/** Best@k: which rules select, and the verifiers they need. */
+export interface SelectionArgs {
+  rules: SelectionRule[];
+  keep?: number;
+  /** Who writes the reproduction tests: the evaluated policy, or the scripted writer (the hidden tests as a stand-in). */
+  testWriter: 'policy' | 'oracle';
+  /** How the written tests run, with {files} (default: the task's runner). */
+  reproductionCommand?: string;
+  /** The judge: the evaluated policy, or a model of its own. */
+  judge: 'policy' | PolicySource;
+  judgeBudget: number;
+  /** Time limit of one verifier test run. */
+  testTimeoutMs: number;
+}
 
 export interface EvalArgs {
   tasks: string;
@@ -25,6 +46,8 @@ export interface EvalArgs {
   runs: number;
   ks: number[];
   agent: AgentLoopOptions;
+  /** --select: Best@k over the runs. */
+  selection?: SelectionArgs;
   concurrency: number;
   seed: number;
   /** The output folder, absolute. */
@@ -48,7 +71,18 @@ export interface EvalFlags {
   tokenizer?: string;
   servedModel?: string;
   runs?: string;
+  samples?: string;
   k?: string;
+  select?: string;
+  keep?: string;
+  testWriter?: string;
+  reproductionCommand?: string;
+  judgeModel?: string;
+  judgeServer?: string;
+  judgeTokenizer?: string;
+  judgeProtocol?: string;
+  judgeBudget?: string;
+  testTimeout?: string;
   temperature?: string;
   maxTurns?: string;
   promptBudget?: string;
@@ -75,7 +109,9 @@ export function parseEvalArgs(flags: EvalFlags): EvalArgs {
   const chosen = [values.policy, values.model, values.server].filter((v) => v !== undefined).length;
   if (chosen !== 1) throw usageError('give exactly one of --policy, --model and --server');
 
-  const runs = integer(values.runs, '--runs', 1);
+  if (values.runs !== undefined && values.samples !== undefined && values.runs !== values.samples)
+    throw usageError(`--runs ${values.runs} and --samples ${values.samples} disagree; they are one setting (k runs of every task): give one`);
+  const runs = integer(values.runs ?? values.samples, values.runs !== undefined ? '--runs' : '--samples', 1);
   const ks = values.k ? values.k.split(',').map((k) => integer(k, '--k', 1)) : [...new Set([1, runs])];
   for (const k of ks) if (k > runs) throw usageError(`--k ${k} is more than --runs ${runs}: pass@k needs at least k runs`);
   const temperature = values.temperature === undefined ? 1 : Number(values.temperature);
@@ -106,6 +142,7 @@ export function parseEvalArgs(flags: EvalFlags): EvalArgs {
     runs,
     ks,
     agent,
+    ...(values.select !== undefined ? { selection: selectionArgs(values, policy) } : noSelectionFlags(values)),
     concurrency: integer(values.concurrency, '--concurrency', 2),
     seed: integer(values.seed, '--seed', 0, 0),
     out: path.resolve(values.out ?? path.join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`)),
@@ -117,8 +154,8 @@ type PolicyFlags = Pick<EvalFlags, 'policy' | 'model' | 'server' | 'protocol' | 
 /** The one of --policy, --model and --server given (parseEvalArgs checked there is exactly one). */
 function policySource(flags: PolicyFlags): PolicySource {
   if (flags.policy !== undefined) {
-    if (flags.policy !== 'oracle' && flags.policy !== 'noop') throw usageError(`--policy is ${JSON.stringify(flags.policy)}; use oracle or noop (or --model / --server for a model)`);
-    return { kind: 'scripted', policy: flags.policy };
+    if (!(SCRIPTED_POLICIES as readonly string[]).includes(flags.policy)) throw usageError(`--policy is ${JSON.stringify(flags.policy)}; use ${SCRIPTED_POLICIES.join(', ')} (or --model / --server for a model)`);
+    return { kind: 'scripted', policy: flags.policy as ScriptedPolicyName };
   }
   if (flags.model !== undefined) return { kind: 'model', dir: flags.model };
   if (!flags.tokenizer) throw usageError('--server needs --tokenizer DIR: prompts are rendered here and sent as token ids');
@@ -130,4 +167,58 @@ function policySource(flags: PolicyFlags): PolicySource {
     tokenizer: flags.tokenizer,
     ...(flags.servedModel ? { servedModel: flags.servedModel } : {}),
   };
+}
+
+/** --select and the verifiers' flags, checked against the policy that will run. */
+function selectionArgs(flags: EvalFlags, policy: PolicySource): SelectionArgs {
+  const rules = flags.select!.split(',').map((r) => r.trim());
+  for (const rule of rules) if (!(SELECTION_RULES as readonly string[]).includes(rule)) throw usageError(`--select ${rule} is not a rule; use one or more of ${SELECTION_RULES.join(', ')} (comma-separated)`);
+  const needed = scoresNeeded(rules as SelectionRule[]);
+  const scripted = policy.kind === 'scripted' ? `--policy ${policy.policy}` : undefined;
+
+  const testWriter = flags.testWriter ?? 'policy';
+  if (testWriter !== 'policy' && testWriter !== 'oracle') throw usageError(`--test-writer is ${JSON.stringify(testWriter)}; use policy (the evaluated one) or oracle (the scripted writer: the hidden tests)`);
+  if (needed.has('reproduction') && testWriter === 'policy' && scripted) throw usageError(`--select ${rules.join(',')} needs reproduction tests and ${scripted} cannot write them; pass --test-writer oracle (the scripted writer) or evaluate a model`);
+
+  if (flags.judgeModel !== undefined && flags.judgeServer !== undefined) throw usageError('give one of --judge-model and --judge-server');
+  let judge: SelectionArgs['judge'] = 'policy';
+  if (flags.judgeModel !== undefined) judge = { kind: 'model', dir: flags.judgeModel };
+  else if (flags.judgeServer !== undefined) {
+    if (!flags.judgeTokenizer) throw usageError('--judge-server needs --judge-tokenizer DIR: the judge\'s prompts are rendered here and sent as token ids');
+    const protocol = flags.judgeProtocol ?? 'openai';
+    if (protocol !== 'openai' && protocol !== 'sglang') throw usageError(`--judge-protocol is ${JSON.stringify(protocol)}; use openai or sglang`);
+    judge = { kind: 'server', servers: flags.judgeServer.split(','), protocol, tokenizer: flags.judgeTokenizer };
+  }
+  if (needed.has('judge') && judge === 'policy' && scripted) throw usageError(`--select ${rules.join(',')} needs a judge and ${scripted} cannot score; pass --judge-model DIR or --judge-server URL`);
+
+  if (!needed.has('judge')) for (const flag of ['judgeModel', 'judgeServer', 'judgeTokenizer', 'judgeProtocol', 'judgeBudget'] as const) if (flags[flag] !== undefined) throw usageError(`${flagName(flag)} is for the judge: add judge or hybrid to --select, or drop it`);
+  if (!needed.has('reproduction')) for (const flag of ['testWriter', 'reproductionCommand'] as const) if (flags[flag] !== undefined) throw usageError(`${flagName(flag)} is for the reproduction tests: add execution or hybrid to --select, or drop it`);
+  const keep = flags.keep === undefined ? undefined : integer(flags.keep, '--keep', 1);
+  if (keep !== undefined && !rules.includes('hybrid')) throw usageError('--keep is the hybrid rule\'s: add hybrid to --select, or drop --keep');
+  return {
+    rules: rules as SelectionRule[],
+    ...(keep !== undefined ? { keep } : {}),
+    testWriter,
+    ...(flags.reproductionCommand !== undefined ? { reproductionCommand: reproductionCommandTemplate(flags.reproductionCommand) } : {}),
+    judge,
+    judgeBudget: integer(flags.judgeBudget, '--judge-budget', 8192, 64),
+    testTimeoutMs: 1000 * integer(flags.testTimeout, '--test-timeout', 300),
+  };
+}
+
+function reproductionCommandTemplate(template: string): string {
+  if (!template.includes('{files}')) throw usageError(`--reproduction-command ${JSON.stringify(template)} has no {files}; write where the test files go, e.g. "python -m pytest -rA {files}"`);
+  return template;
+}
+
+const SELECTION_FLAGS = ['keep', 'testWriter', 'reproductionCommand', 'judgeModel', 'judgeServer', 'judgeTokenizer', 'judgeProtocol', 'judgeBudget', 'testTimeout'] as const;
+
+/** commander's camelCase name back to the flag. */
+const flagName = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** Without --select, its flags would do nothing: refused rather than ignored. */
+function noSelectionFlags(flags: EvalFlags): object {
+  const given = SELECTION_FLAGS.find((f) => flags[f] !== undefined);
+  if (given) throw usageError(`${flagName(given)} only matters with --select RULES (Best@k over the runs); add --select or drop it`);
+  return {};
 }

@@ -6,9 +6,14 @@
 import { createSandboxBackend } from '../env/sandbox/backends.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
-import { usageError, type EvalArgs } from './args.js';
+import { parseAgentLoopOptions } from '../agent/agent-loop.js';
+import { TestWriterOraclePolicy } from '../agent/scripted-policy.js';
+import type { SandboxBackend } from '../env/sandbox/sandbox.js';
+import { scoresNeeded, type VerifierSettings } from '../tts/verify.js';
+import { usageError, type EvalArgs, type SelectionArgs } from './args.js';
 import { evaluatePolicy, reportMarkdown, writeEvalOutputs, type EvalTask } from './evaluate.js';
-import { loadPolicy } from './load-policy.js';
+import { loadPolicy, type LoadedPolicy } from './load-policy.js';
+import { selectBestOfK, selectionMarkdown, type SelectionSettings } from './selection.js';
 import { eta, formatDuration, formatRate, progressDisplay, textBar } from '../util/progress.js';
 
 /**
@@ -34,6 +39,45 @@ function episodeProgress(live: boolean) {
   };
 }
 
+/** The verifiers --select needs: the test writer, the judge (loaded here when it is a model of its own). */
+async function selectionSettings(
+  args: EvalArgs,
+  selection: SelectionArgs,
+  loaded: LoadedPolicy,
+  backend: SandboxBackend,
+  label: string,
+  signal: AbortSignal,
+  disposers: (() => void)[],
+): Promise<SelectionSettings> {
+  const needed = scoresNeeded(selection.rules);
+  let judge: SelectionSettings['judge'];
+  if (needed.has('judge')) {
+    let scorer = loaded.scorer;
+    if (selection.judge !== 'policy') {
+      const own = await loadPolicy(selection.judge);
+      disposers.push(own.dispose);
+      scorer = own.scorer;
+    }
+    judge = { scorer: scorer!, tokenBudget: selection.judgeBudget };
+  }
+  let reproduction: VerifierSettings['reproduction'];
+  if (needed.has('reproduction')) {
+    // The scripted writer spends a byte-level token per byte of each test file it writes.
+    const big = 1 << 20;
+    reproduction = selection.testWriter === 'oracle'
+      ? { writer: new TestWriterOraclePolicy(), agent: parseAgentLoopOptions({ ...args.agent, promptBudget: big, responseBudget: big, maxTokensPerTurn: big }, 'swerl eval'), seed: args.seed, retries: 1 }
+      : { writer: loaded.policy, agent: args.agent, seed: args.seed, retries: 1 };
+    if (selection.reproductionCommand !== undefined) reproduction.command = selection.reproductionCommand;
+  }
+  return {
+    rules: selection.rules,
+    ...(selection.keep !== undefined ? { keep: selection.keep } : {}),
+    seed: args.seed,
+    verifiers: { backend, label, concurrency: args.concurrency, timeoutMs: selection.testTimeoutMs, signal, ...(reproduction ? { reproduction } : {}) },
+    ...(judge ? { judge } : {}),
+  };
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
   const { tasks: all, problems } = await loadTasks(args.tasks, { onError: 'skip', ...args.taskSource });
   for (const p of problems) console.error(`skipped ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`);
@@ -42,7 +86,9 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   if (tasks.length === 0) throw usageError(`no tasks to evaluate under ${args.tasks}`);
   assertRunnable(tasks, args.sandbox);
 
-  const { policy, name: policyName, dispose } = await loadPolicy(args.policy);
+  const loaded = await loadPolicy(args.policy, args.runs);
+  const { policy, name: policyName } = loaded;
+  const disposers = [loaded.dispose];
   const name = args.name ?? policyName;
   const label = `swerl-eval-${process.pid}`;
   const backend = await createSandboxBackend(args.sandbox, { label });
@@ -71,8 +117,16 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
       onEpisode: (done, total) => progress.update(done, total),
     });
     progress.stop();
-    const files = await writeEvalOutputs(args.out, report, byRun);
+    let selection: Awaited<ReturnType<typeof selectBestOfK>> | undefined;
+    if (args.selection) {
+      const settings = await selectionSettings(args, args.selection, loaded, backend, label, stop.signal, disposers);
+      console.log(`selecting one of ${args.runs} run(s) per task by ${args.selection.rules.join(', ')}`);
+      selection = await selectBestOfK(tasks, byRun, settings);
+      report.selection = selection.report;
+    }
+    const files = await writeEvalOutputs(args.out, report, byRun, selection ? { tasks, ...selection } : undefined);
     console.log(reportMarkdown(report).split('\n').slice(4, 8 + Object.keys(report.passAtK).length).join('\n'));
+    if (report.selection) console.log(`\n${selectionMarkdown(report.selection).split('\n').slice(2, 4 + report.selection.rules.length).join('\n')}`);
     console.log(`wrote ${files.join(', ')}`);
     return 0;
   } catch (error) {
@@ -83,6 +137,6 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
     throw error;
   } finally {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeListener(signal, onSignal);
-    dispose();
+    for (const dispose of disposers) dispose();
   }
 }

@@ -13,7 +13,10 @@ import type { Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
+import type { Candidate } from '../tts/select.js';
+import type { TaskVerification } from '../tts/verify.js';
 import { meanAndSem, passAtK } from './metrics.js';
+import { selectionMarkdown, type SelectionReport } from './selection.js';
 
 export interface EvalTask {
   id: string;
@@ -63,6 +66,8 @@ export interface EvalReport {
   rewardHackAttempts: number;
   perTask: TaskResult[];
   seconds: number;
+  /** Best@k by each --select rule, when selecting. */
+  selection?: SelectionReport;
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
@@ -126,13 +131,44 @@ export function reportMarkdown(r: EvalReport): string {
     '|---|---|---|---|---|---|',
     ...r.perTask.map((t) => `| ${t.id} | ${t.solved}/${t.runs} | ${t.rewards.join(' ')} | ${Object.entries(t.terminations).map(([k, v]) => `${k} ${v}`).join(', ')} | ${t.meanTurns.toFixed(1)} | ${t.meanResponseTokens.toFixed(0)} |`),
     '',
+    ...(r.selection ? [selectionMarkdown(r.selection)] : []),
   ];
   return lines.join('\n');
 }
 
 /** SWE-bench's predictions file: one JSON line per task with the graded patch of that run. */
-export function predictionsJsonl(model: string, run: readonly Trajectory[]): string {
+export function predictionsJsonl(model: string, run: readonly Pick<Trajectory, 'taskId' | 'patch'>[]): string {
   return run.map((t) => JSON.stringify({ instance_id: t.taskId, model_name_or_path: model, model_patch: t.patch ?? '' })).join('\n') + '\n';
+}
+
+/** What --select adds to the outputs: the tasks, their scored candidates, the verifiers' findings. */
+export interface SelectionOutputs {
+  tasks: readonly Task[];
+  candidates: readonly (readonly Candidate[])[];
+  verification: readonly TaskVerification[];
+}
+
+/** One line per candidate: what train-verifier learns from (reward > 0 = resolved) and the scores it got. */
+function candidatesJsonl(report: EvalReport, byRun: readonly Trajectory[][], s: SelectionOutputs): string {
+  const rules = report.selection!.rules;
+  return s.tasks.flatMap((task, i) =>
+    s.candidates[i]!.map((c) => {
+      const t = byRun[c.index]![i]!;
+      return JSON.stringify({
+        taskId: task.id,
+        run: c.index,
+        problemStatement: task.problemStatement,
+        patch: c.patch,
+        reward: c.reward,
+        ...(c.regression !== undefined ? { regression: c.regression } : {}),
+        ...(c.reproduction !== undefined ? { reproduction: c.reproduction } : {}),
+        ...(c.judge !== undefined ? { judge: c.judge } : {}),
+        selectedBy: rules.filter((r) => r.perTask[i]!.selected === c.index).map((r) => r.rule),
+        termination: t.termination,
+        messages: t.messages ?? [],
+      });
+    }),
+  ).join('\n') + '\n';
 }
 
 /** Runs every task `runs` times; episodes of all runs share the concurrency bound. */
@@ -155,8 +191,12 @@ export async function evaluatePolicy(policy: AgentPolicy, tasks: readonly EvalTa
   return { report, byRun };
 }
 
-/** report.json, report.md, and for SWE tasks predictions.jsonl (run 0) and predictions-run-N.jsonl. */
-export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: readonly Trajectory[][]): Promise<string[]> {
+/**
+ * report.json, report.md, and for SWE tasks predictions.jsonl (run 0's patches, or with --select
+ * those the first rule selected) and predictions-run-N.jsonl; with --select also
+ * candidates.jsonl and, when reproduction tests were written, reproduction-tests.jsonl.
+ */
+export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: readonly Trajectory[][], selection?: SelectionOutputs): Promise<string[]> {
   const written = [path.join(dir, 'report.json'), path.join(dir, 'report.md')];
   await writeJsonAtomic(written[0]!, report);
   await writeFileAtomic(written[1]!, reportMarkdown(report));
@@ -167,8 +207,21 @@ export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: r
       written.push(file);
     }
     const main = path.join(dir, 'predictions.jsonl');
-    await writeFileAtomic(main, predictionsJsonl(report.model, byRun[0]!));
+    const first = report.selection?.rules[0];
+    const chosen = first ? first.perTask.map((t, i) => byRun[t.selected]![i]!) : byRun[0]!;
+    await writeFileAtomic(main, predictionsJsonl(report.model, chosen));
     written.push(main);
+  }
+  if (selection) {
+    const file = path.join(dir, 'candidates.jsonl');
+    await writeFileAtomic(file, candidatesJsonl(report, byRun, selection));
+    written.push(file);
+    const tests = selection.verification.filter((v) => v.reproduction);
+    if (tests.length > 0) {
+      const testsFile = path.join(dir, 'reproduction-tests.jsonl');
+      await writeFileAtomic(testsFile, tests.map((v) => JSON.stringify({ instance_id: v.id, files: v.reproduction!.files, tests: v.reproduction!.tests, discarded: v.reproduction!.discarded, patch: v.reproduction!.writerPatch })).join('\n') + '\n');
+      written.push(testsFile);
+    }
   }
   return written;
 }

@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
 import type { AgentPolicy } from '../../../lib/types/policy.js';
-import { EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy } from '../../../lib/agent/scripted-policy.js';
+import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
@@ -182,6 +182,41 @@ t.test('unit: the oracle refuses a task without a gold patch, naming it', async 
   // Through the loop: the error propagates and the env is still closed.
   await t.rejects(play(bare, oracle), { message: /task unit-no-gold has no gold patch/ });
   checkRootEmpty(t);
+});
+
+t.test('unit: the decoy policy plays gold on one run in `every`, a comment on the others', async (t) => {
+  const task = await loadSwerlTaskFolder(path.join(SWE_MINI, 'py-lru-recency'));
+  const decoy = new DecoyPolicy({ every: 3 });
+  const gold = decoy.goldSample(task);
+  t.ok(gold >= 0 && gold < 3);
+  const say = async (sample: number, turn: number) => {
+    const g = await decoy.generate({ prompt: [], maxTokens: 1 << 16, temperature: 0 }, { taskId: task.id, task, sample, turn });
+    return parseTextAction(tokenizer.decode(g.tokens, { skipSpecialTokens: true }));
+  };
+  for (const sample of [0, 1, 2, 3, 4, 5]) {
+    const first = await say(sample, 0);
+    if (sample % 3 === gold) t.match(first?.args.cmd, /^git apply --whitespace=nowarn - <<'SWERL_PATCH_END'/, `sample ${sample}: gold`);
+    else t.equal(first?.args.cmd, "printf '\\n%s\\n' '# TODO: handle the case the issue describes' >> '/testbed/lrukit/cache.py'", `sample ${sample}: the decoy, a Python comment`);
+    t.same(await say(sample, 1), { name: 'finish', args: { command: 'submit' } });
+  }
+  const js = await loadSwerlTaskFolder(path.join(SWE_MINI, 'js-color-hex'));
+  t.match(new DecoyPolicy().decoyCommand(js), /'\/\/ TODO: handle the case the issue describes' >> '\/testbed\/src\/parse\.js'$/, 'a JavaScript comment');
+  t.throws(() => new DecoyPolicy({ every: 0 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.every is 0/ });
+});
+
+t.test('unit: the scripted test writer copies the hidden tests beside the originals, then finishes', async (t) => {
+  t.equal(reproductionPathOf('tests/test_cache.py'), 'tests/test_cache_reproduce.py');
+  t.equal(reproductionPathOf('test/parse.test.js'), 'test/parse_reproduce.test.js');
+  t.equal(reproductionPathOf('Makefile'), 'Makefile_reproduce');
+  t.equal(reproductionPathOf('a/.hidden'), 'a/.hidden_reproduce');
+  const task = await loadSwerlTaskFolder(path.join(SWE_MINI, 'py-lru-recency'));
+  const writer = new TestWriterOraclePolicy();
+  const turns = writer.turns(task);
+  t.equal(turns.length, 3, 'one file a turn, then finish');
+  t.match(parseTextAction(turns[0]!)?.args.cmd, /^mkdir -p '\/testbed\/tests' && cat > '\/testbed\/tests\/test_cache_reproduce\.py' <<'SWERL_PATCH_END'\n/);
+  t.same(parseTextAction(turns[2]!), { name: 'finish', args: { command: 'submit' } });
+  const rows = await loadTasks(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/swe-real/rows.jsonl'), { repos: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/swe-real/repos') });
+  t.throws(() => writer.turns(rows.tasks[0]!), { code: 'ERR_SWERL_INVALID_ARG', message: /keeps its hidden tests as a test patch; the scripted test writer copies a task folder's tests\/ files only/ });
 });
 
 t.test('the oracle applies a patch full of shell and grammar traps byte for byte', async (t) => {
