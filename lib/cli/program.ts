@@ -13,6 +13,7 @@ import { addServeCommand } from './serve.js';
 import { addSftCommand } from './sft.js';
 import { addTasksCommand } from './tasks.js';
 import { addTrainCommand } from './train.js';
+import { addTrainVerifierCommand } from './train-verifier.js';
 import { addViewCommand } from './view.js';
 import type { Register } from './flags.js';
 
@@ -33,6 +34,7 @@ export function buildProgram(exitCode: (code: number) => void): Command {
   addTrainCommand(program, register);
   addSftCommand(program, register);
   addEvalCommand(program, register);
+  addTrainVerifierCommand(program, register);
   addServeCommand(program, register);
   addViewCommand(program, register);
   addTasksCommand(program, register);
