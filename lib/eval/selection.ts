@@ -27,6 +27,8 @@ export interface SelectionCost extends VerificationCost {
   /** Candidates the judge scored, and the prompt tokens it read (each read twice: YES and NO). */
   judgedCandidates: number;
   judgeTokens: number;
+  /** Wall time of the verifiers and the selection. */
+  seconds: number;
 }
 
 /** What the verifiers found for one task, short (the writer's patch is in reproduction-tests.jsonl). */
@@ -71,6 +73,7 @@ export async function selectBestOfK(
   byRun: readonly (readonly Trajectory[])[],
   settings: SelectionSettings,
 ): Promise<{ report: SelectionReport; candidates: Candidate[][]; verification: TaskVerification[] }> {
+  const started = performance.now();
   const entries = tasks.map((task, i) => ({ task, candidates: candidatesOf(byRun, i) }));
   const { details, cost } = await verifyCandidates(entries, settings.rules, settings.verifiers);
 
@@ -94,7 +97,7 @@ export async function selectBestOfK(
     bestOfK(entries.map((e) => ({ id: e.task.id, candidates: e.candidates })), rule, { seedOf: (i) => mixSeed(settings.seed, i), ...(settings.keep !== undefined ? { keep: settings.keep } : {}) }),
   );
   return {
-    report: { k: byRun.length, rules, cost: { ...cost, judgedCandidates, judgeTokens }, perTask: details.map(notes) },
+    report: { k: byRun.length, rules, cost: { ...cost, judgedCandidates, judgeTokens, seconds: (performance.now() - started) / 1000 }, perTask: details.map(notes) },
     candidates: entries.map((e) => e.candidates),
     verification: details,
   };
@@ -110,7 +113,7 @@ export function selectionMarkdown(r: SelectionReport): string {
     '|---|---|---|---|',
     ...r.rules.map((b) => `| ${b.rule} | ${pct(b.bestAtK)} | ${pct(b.passAtK)} | ${pct(b.passAt1)} |`),
     '',
-    `Verifier cost: ${c.regressionSandboxes} regression sandbox(es), ${c.writerEpisodes} test-writing episode(s) (${c.writerTokens} tokens sampled) and ${c.reproductionSandboxes} reproduction sandbox(es), ${c.judgedCandidates} candidate(s) judged (${c.judgeTokens} prompt tokens).`,
+    `Verifier cost (${c.seconds.toFixed(1)} s): ${c.regressionSandboxes} regression sandbox(es), ${c.writerEpisodes} test-writing episode(s) (${c.writerTokens} tokens sampled) and ${c.reproductionSandboxes} reproduction sandbox(es), ${c.judgedCandidates} candidate(s) judged (${c.judgeTokens} prompt tokens).`,
     '',
     `| task | ${r.rules.map((b) => `${b.rule} picks`).join(' | ')} | regression tests | reproduction tests |`,
     `|---|${r.rules.map(() => '---|').join('')}---|---|`,

@@ -118,6 +118,21 @@ t.test("prompt 'compact': the same tools in a tenth of the words", async (t) => 
   t.match(step.observation, /return a - b/, 'the tools are the same');
 });
 
+t.test("goal 'reproduce': the test writer's prompt, and its patch comes back ungraded", async (t) => {
+  const env = new SweEnv(await fixtureTask(t), backend, { maxSteps: 5, goal: 'reproduce' });
+  t.teardown(() => env.close());
+  const messages = await env.reset();
+  t.match(messages[1]!.content, /add\(2, 3\) returns -1 instead of 5\./);
+  t.match(messages[1]!.content, /Do not fix it\. Write tests that reproduce it/);
+  t.notMatch(messages[1]!.content, /hidden tests will check your change/);
+  await env.step(bash("printf 'from calc import add\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n' > tests/test_add_issue.py"));
+  const result = await env.reward();
+  t.equal(result.reward, 0);
+  t.match(result.reason, /^not graded: a test-writing episode/);
+  t.match(result.patch, /^diff --git a\/tests\/test_add_issue\.py b\/tests\/test_add_issue\.py\nnew file mode/);
+  t.same(result.tests, {}, 'no test ran');
+});
+
 t.test('the hidden tests are out of reach until grading', async (t) => {
   const env = new SweEnv(await fixtureTask(t), backend);
   t.teardown(() => env.close());
