@@ -169,10 +169,12 @@ function trajectoryTurns(messages: readonly PromptMessage[], tokenizer: Tokenize
   });
 }
 
+const trajectorySection = (turns: string) => `[TRAJECTORY]\n${turns}[/TRAJECTORY]\n\n`;
+
 function userMessage(issue: string, patch: string, trajectory: string): string {
   return [
     `[ISSUE]\n${issue}\n[/ISSUE]\n\n`,
-    trajectory === '' ? '' : `[TRAJECTORY]\n${trajectory}[/TRAJECTORY]\n\n`,
+    trajectory === '' ? '' : trajectorySection(trajectory),
     `[PATCH]\n${patch}\n[/PATCH]\n\n`,
     QUESTION,
   ].join('');
@@ -258,12 +260,12 @@ export function judgePrompt(tokenizer: Tokenizer, input: JudgeInput, options: Ju
   const cut: JudgeCut = { thoughts: 0, observations: 0, turnsDropped: 0, patchTokens: 0, issueTokens: 0 };
   const done = (built: { messages: ChatMessage[]; ids: Int32Array }): JudgePrompt => ({ ...built, cut, turns: turns.length });
 
-  const whole = render(issue, patch, turns.map(turnText).join(''));
-  if (whole.ids.length <= budget) return done(whole);
-
+  // Tokens are counted piece by piece (a long trajectory is never tokenized whole), then the
+  // rendering checked; a trajectory that fits is not cut at all.
   const bare = render(issue, patch, '');
   if (bare.ids.length <= budget) {
-    const built = fitting(budget, budget - bare.ids.length, (allowance) => {
+    const section = turns.length > 0 ? tokenizer.encode(trajectorySection('')).length : 0;
+    const built = fitting(budget, budget - bare.ids.length - section, (allowance) => {
       const { text, dropped } = condense(turns, allowance, tokenizer);
       cut.turnsDropped = dropped;
       return render(issue, patch, text);

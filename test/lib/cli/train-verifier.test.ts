@@ -33,6 +33,14 @@ t.test('a run end to end: the table, the judge and its metrics', async (t) => {
   const again = await cli('train-verifier', '--data', data, '--preset', 'qwen3-tiny', '--out', out, '--epochs', '1');
   t.equal(again.code, 2, 'a taken --out is refused');
   t.match(again.stderr, /already holds files; choose a new directory, or pass --overwrite/);
+
+  // The saved judge is a model directory a next round starts from (its tokenizer.json read back).
+  const next = await cli('train-verifier', '--data', data, '--model', out, '--out', path.join(dir, 'judge-2'), '--epochs', '1', '--batch', '4', '--held-out', '0.34', '--threads', '1');
+  t.equal(next.code, 0, next.stderr);
+  const summaries = [out, path.join(dir, 'judge-2')].map((d) => JSON.parse(readFileSync(path.join(d, 'train-verifier.json'), 'utf8')) as { startedFrom: string; training: { answerIds: unknown }; metrics: { heldOut: { auc: number } }[] });
+  t.equal(summaries[1]!.startedFrom, out);
+  t.same(summaries[1]!.training.answerIds, summaries[0]!.training.answerIds, 'the same answer ids through the saved tokenizer');
+  t.equal(summaries[1]!.metrics[0]!.heldOut.auc, summaries[0]!.metrics[1]!.heldOut.auc, 'it starts where the first round ended');
 });
 
 t.test('refusals with exit 2', async (t) => {
