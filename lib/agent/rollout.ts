@@ -5,6 +5,7 @@
  * faults (a sandbox that cannot start or dies mid-episode) are retried with a fresh env; what
  * the model does never is. When the batch ends, throws or is aborted, every env is closed.
  */
+import { Slots } from '../util/bounded.js';
 import { setMaxListeners } from 'node:events';
 
 import { SwerlError } from '../errors.js';
@@ -59,26 +60,6 @@ export function isInfrastructureFault(error: unknown): boolean {
 }
 
 /** A counting semaphore. */
-class Slots {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-  constructor(size: number) {
-    this.#free = size;
-  }
-  async acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free++;
-  }
-}
-
 /** The policy seen through a bound on generations in flight. */
 function throttled(policy: AgentPolicy, slots: Slots | null): AgentPolicy {
   if (!slots) return policy;

@@ -7,6 +7,7 @@
  */
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import type { Task } from '../env/tasks/task.js';
+import type { Slots } from '../util/bounded.js';
 import { testRuns, type TestRunOptions } from './test-run.js';
 
 export interface RegressionResult {
@@ -18,7 +19,7 @@ export interface RegressionResult {
   note?: string;
 }
 
-export async function regressionScores(backend: SandboxBackend, task: Task, patches: readonly string[], options: TestRunOptions & { concurrency: number }): Promise<RegressionResult> {
+export async function regressionScores(backend: SandboxBackend, task: Task, patches: readonly string[], options: TestRunOptions & { slots: Slots }): Promise<RegressionResult> {
   const [base, ...runs] = await testRuns(backend, task, ['', ...patches], {}, options);
   const baseline = base!.statuses ? [...base!.statuses].filter(([, status]) => status === 'PASSED').map(([id]) => id).sort() : [];
   const passes = runs.map((run) => (run.statuses ? baseline.filter((id) => run.statuses.get(id) === 'PASSED').length : 0));

@@ -14,6 +14,7 @@ import { SweEnv } from '../env/swe-env.js';
 import { patchFiles } from '../env/tasks/patch-files.js';
 import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy } from '../types/policy.js';
+import type { Slots } from '../util/bounded.js';
 import { testRuns, type TestRunOptions } from './test-run.js';
 
 /** The written tests: the new files of the writer's patch, and those of them the runner runs. */
@@ -68,7 +69,7 @@ export async function reproductionScores(
   task: Task,
   written: WrittenTests,
   patches: readonly string[],
-  options: TestRunOptions & { concurrency: number; command?: string },
+  options: TestRunOptions & { slots: Slots; command?: string },
 ): Promise<ReproductionResult> {
   const none = (note: string): ReproductionResult => ({ files: written.testFiles, tests: [], discarded: { passAtBase: [], failEverywhere: [] }, passes: patches.map(() => 0), note });
   if (written.testFiles.length === 0) return none('the test writer wrote no new test file');

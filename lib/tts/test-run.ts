@@ -12,7 +12,7 @@ import type { TestLogFormat, TestStatuses } from '../env/reward/test-log.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import { patchedPaths } from '../env/tasks/swe-bench.js';
 import type { Task } from '../env/tasks/task.js';
-import { mapBounded } from '../util/bounded.js';
+import type { Slots } from '../util/bounded.js';
 
 export interface TestRunSpec {
   /** The candidate's patch ('' for the base). */
@@ -27,6 +27,8 @@ export interface TestRunSpec {
 export interface TestRunOptions {
   timeoutMs: number;
   label?: string;
+  /** Checked before each sandbox starts. */
+  signal?: AbortSignal;
 }
 
 /** Statuses by test id, or null and why none (the patch did not apply, the run timed out, …). */
@@ -41,6 +43,7 @@ export function taskTestFiles(task: Task): string[] {
 }
 
 export async function testRun(backend: SandboxBackend, task: Task, spec: TestRunSpec, options: TestRunOptions): Promise<TestRunResult> {
+  options.signal?.throwIfAborted();
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
     const prepared = await prepareRepository(sandbox, task);
@@ -69,17 +72,17 @@ export async function testRun(backend: SandboxBackend, task: Task, spec: TestRun
 
 /**
  * testRun over many patches, each distinct patch run once (k candidates often share a patch),
- * with at most `concurrency` sandboxes at a time; results in patch order.
+ * each sandbox holding one of `slots` (shared by all tasks' runs); results in patch order.
  */
 export async function testRuns(
   backend: SandboxBackend,
   task: Task,
   patches: readonly string[],
   spec: Omit<TestRunSpec, 'patch'>,
-  options: TestRunOptions & { concurrency: number },
+  options: TestRunOptions & { slots: Slots },
 ): Promise<TestRunResult[]> {
   const distinct = [...new Set(patches)];
-  const results = await mapBounded(distinct, options.concurrency, (patch) => testRun(backend, task, { ...spec, patch }, options));
+  const results = await Promise.all(distinct.map((patch) => options.slots.run(() => testRun(backend, task, { ...spec, patch }, options))));
   const byPatch = new Map(distinct.map((patch, i) => [patch, results[i]!]));
   return patches.map((patch) => byPatch.get(patch)!);
 }

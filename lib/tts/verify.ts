@@ -9,6 +9,7 @@ import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy } from '../types/policy.js';
+import { Slots } from '../util/bounded.js';
 import { regressionScores, type RegressionResult } from './regression.js';
 import { reproductionScores, writeReproductionTests, writtenTests, type ReproductionResult } from './reproduction.js';
 import { RULE_SCORES, type Candidate, type SelectionRule } from './select.js';
@@ -22,7 +23,7 @@ export interface TaskCandidates {
 export interface VerifierSettings {
   backend: SandboxBackend;
   label?: string;
-  /** Sandboxes at a time (per task: tasks run one after another). */
+  /** Sandboxes at a time, all tasks' test runs together. */
   concurrency: number;
   /** Time limit of one test run. */
   timeoutMs: number;
@@ -58,7 +59,7 @@ export async function verifyCandidates(tasks: readonly TaskCandidates[], rules: 
   const needed = scoresNeeded(rules);
   const cost: VerificationCost = { regressionSandboxes: 0, reproductionSandboxes: 0, writerEpisodes: 0, writerTokens: 0 };
   const details: TaskVerification[] = tasks.map(({ task }) => ({ id: task.id }));
-  const run = { timeoutMs: settings.timeoutMs, concurrency: settings.concurrency, ...(settings.label !== undefined ? { label: settings.label } : {}) };
+  const run = { timeoutMs: settings.timeoutMs, slots: new Slots(settings.concurrency), ...(settings.label !== undefined ? { label: settings.label } : {}), ...(settings.signal ? { signal: settings.signal } : {}) };
   const patchesOf = (t: TaskCandidates) => t.candidates.map((c) => c.patch);
 
   let writerPatches: string[] = [];
@@ -78,21 +79,24 @@ export async function verifyCandidates(tasks: readonly TaskCandidates[], rules: 
     cost.writerTokens = written.reduce((sum, w) => sum + w.tokens, 0);
   }
 
-  for (const [i, entry] of tasks.entries()) {
-    settings.signal?.throwIfAborted();
-    if (needed.has('regression')) {
-      const result = await regressionScores(settings.backend, entry.task, patchesOf(entry), run);
-      entry.candidates.forEach((c, j) => (c.regression = result.passes[j]!));
-      details[i]!.regression = result;
-      cost.regressionSandboxes += distinct(patchesOf(entry));
-    }
-    if (needed.has('reproduction')) {
-      const written = writtenTests(entry.task, writerPatches[i]!);
-      const result = await reproductionScores(settings.backend, entry.task, written, patchesOf(entry), { ...run, ...(settings.reproduction!.command !== undefined ? { command: settings.reproduction!.command } : {}) });
-      entry.candidates.forEach((c, j) => (c.reproduction = result.passes[j]!));
-      details[i]!.reproduction = { ...result, writerPatch: writerPatches[i]! };
-      if (written.testFiles.length > 0) cost.reproductionSandboxes += distinct(patchesOf(entry));
-    }
-  }
+  // Every task's test runs at once, the sandboxes bounded together.
+  await Promise.all(
+    tasks.map(async (entry, i) => {
+      const [regression, reproduction] = await Promise.all([
+        needed.has('regression') ? regressionScores(settings.backend, entry.task, patchesOf(entry), run) : undefined,
+        needed.has('reproduction') ? reproductionScores(settings.backend, entry.task, writtenTests(entry.task, writerPatches[i]!), patchesOf(entry), { ...run, ...(settings.reproduction!.command !== undefined ? { command: settings.reproduction!.command } : {}) }) : undefined,
+      ]);
+      if (regression) {
+        entry.candidates.forEach((c, j) => (c.regression = regression.passes[j]!));
+        details[i]!.regression = regression;
+        cost.regressionSandboxes += distinct(patchesOf(entry));
+      }
+      if (reproduction) {
+        entry.candidates.forEach((c, j) => (c.reproduction = reproduction.passes[j]!));
+        details[i]!.reproduction = { ...reproduction, writerPatch: writerPatches[i]! };
+        if (reproduction.files.length > 0) cost.reproductionSandboxes += distinct(patchesOf(entry));
+      }
+    }),
+  );
   return { details, cost };
 }

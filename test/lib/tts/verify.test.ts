@@ -17,12 +17,13 @@ import { regressionScores } from '../../../lib/tts/regression.js';
 import { reproductionCommand, reproductionScores, writeReproductionTests, writtenTests } from '../../../lib/tts/reproduction.js';
 import type { Candidate } from '../../../lib/tts/select.js';
 import { verifyCandidates } from '../../../lib/tts/verify.js';
+import { Slots } from '../../../lib/util/bounded.js';
 import { ROOT } from '../../support/child-process.js';
 
 const backend = new LocalSandboxBackend({ root: t.testdir({ root: {} }) + '/root' });
 const tasks = await Promise.all(['js-color-hex', 'py-lru-recency'].map((id) => loadSwerlTaskFolder(path.join(ROOT, 'tasks/swe-mini', id))));
 const agent = parseAgentLoopOptions({ maxTurns: 8, promptBudget: 1 << 20, responseBudget: 1 << 20, maxTokensPerTurn: 1 << 20, temperature: 0, enableThinking: false }, 'test');
-const run = { timeoutMs: 120_000, concurrency: 3 };
+const run = { timeoutMs: 120_000, slots: new Slots(3) };
 
 /** A patch that adds `line` above the first three lines of `file` (context from the task folder). */
 function prependLine(task: Task, file: string, line: string): string {
