@@ -7,7 +7,7 @@
  *
  *   1. the longest assistant thoughts (the text before a tool call; the calls are kept), each
  *      down to a common length, their middles cut;
- *   2. then the longest observations, the same way;
+ *   2. then the longest observations, the same way, down to 128 tokens each;
  *   3. then the oldest turns, whole;
  *   4. and only when the issue and the patch alone exceed the budget, the trajectory goes and
  *      the patch's middle is cut (then the issue's, if an empty patch is still too long).
@@ -181,21 +181,21 @@ function userMessage(issue: string, patch: string, trajectory: string): string {
 }
 
 /**
- * Caps pieces at the largest common length that brings their total within `allowance`: the
- * longest are cut first and no piece is cut below another that was cut. Returns whether it
- * fits (false: every piece is down to its marker and the total is still over).
+ * Caps pieces at the largest common length (at least `floor`) that brings their total within
+ * `allowance`: the longest are cut first and no piece is cut below another that was cut.
+ * Returns whether it fits (false: every piece is down to the floor and the total still over).
  */
-function waterFill(pieces: readonly Cuttable[], total: () => number, allowance: number): boolean {
+function waterFill(pieces: readonly Cuttable[], total: () => number, allowance: number, floor = 0): boolean {
   if (total() <= allowance) return true;
   const others = total() - pieces.reduce((s, p) => s + p.cost, 0);
   const costAt = (keep: number) => others + pieces.reduce((s, p) => s + p.costAt(keep), 0);
-  let lo = 0;
-  let hi = Math.max(0, ...pieces.map((p) => p.length));
-  if (costAt(0) > allowance) {
-    for (const p of pieces) p.cutTo(0);
+  if (costAt(floor) > allowance) {
+    for (const p of pieces) p.cutTo(floor);
     return false;
   }
   // The largest keep with costAt(keep) <= allowance (costAt grows with keep).
+  let lo = floor;
+  let hi = Math.max(floor, ...pieces.map((p) => p.length));
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
     if (costAt(mid) <= allowance) lo = mid;
@@ -205,6 +205,12 @@ function waterFill(pieces: readonly Cuttable[], total: () => number, allowance: 
   return true;
 }
 
+/**
+ * Observations are cut no shorter than this (head and tail) before whole turns go: the last
+ * turns' outputs (a test run's verdict) tell the judge more than many turns of bare calls.
+ */
+export const OBSERVATION_FLOOR_TOKENS = 128;
+
 /** The trajectory's text within about `allowance` tokens, by the order in the file's header. */
 function condense(turns: readonly Turn[], allowance: number, tokenizer: Tokenizer): { text: string; dropped: number } {
   for (const t of turns) t.body.keep = undefined;
@@ -212,9 +218,16 @@ function condense(turns: readonly Turn[], allowance: number, tokenizer: Tokenize
   const total = (dropped = 0) => tokenizer.encode(note(dropped)).length + turns.slice(dropped).reduce((s, t) => s + t.frame + t.body.cost, 0);
   const text = (dropped: number) => note(dropped) + turns.slice(dropped).map(turnText).join('');
   if (turns.length === 0 || allowance <= 0) return { text: '', dropped: turns.length };
+  const observations = (from: number) => turns.slice(from).filter((t) => t.role === 'observation').map((t) => t.body);
   if (waterFill(turns.filter((t) => t.role === 'assistant').map((t) => t.body), total, allowance)) return { text: text(0), dropped: 0 };
-  if (waterFill(turns.filter((t) => t.role === 'observation').map((t) => t.body), total, allowance)) return { text: text(0), dropped: 0 };
-  for (let dropped = 1; dropped < turns.length; dropped++) if (total(dropped) <= allowance) return { text: text(dropped), dropped };
+  if (waterFill(observations(0), total, allowance, OBSERVATION_FLOOR_TOKENS)) return { text: text(0), dropped: 0 };
+  for (let dropped = 1; dropped < turns.length; dropped++) {
+    if (total(dropped) > allowance) continue;
+    // What dropping freed goes back to the observations kept.
+    for (const body of observations(dropped)) body.keep = undefined;
+    waterFill(observations(dropped), () => total(dropped), allowance, OBSERVATION_FLOOR_TOKENS);
+    return { text: text(dropped), dropped };
+  }
   return { text: '', dropped: turns.length };
 }
 

@@ -95,7 +95,7 @@ t.test('over budget: the longest thoughts are cut first, calls kept, issue and p
   t.match(text, PATCH);
 });
 
-t.test('then long observations, then the oldest turns', async (t) => {
+t.test('then long observations (down to 128 tokens), then the oldest turns', async (t) => {
   const messages = episode([50, 50, 50], 300);
   const whole = judgePrompt(bytes, { issue: ISSUE, patch: PATCH, messages }).ids.length;
   const observations = judgePrompt(bytes, { issue: ISSUE, patch: PATCH, messages }, { tokenBudget: whole - 1500 });
@@ -106,13 +106,14 @@ t.test('then long observations, then the oldest turns', async (t) => {
   for (let i = 0; i < 3; i++) t.match(userText(observations.messages), CALL(`run-${i}`), `call ${i} kept`);
 
   const bare = judgePrompt(bytes, { issue: ISSUE, patch: PATCH }).ids.length;
-  const turns = judgePrompt(bytes, { issue: ISSUE, patch: PATCH, messages }, { tokenBudget: bare + 300 });
+  const turns = judgePrompt(bytes, { issue: ISSUE, patch: PATCH, messages }, { tokenBudget: bare + 450 });
   const text = userText(turns.messages);
-  t.ok(turns.ids.length <= bare + 300);
+  t.ok(turns.ids.length <= bare + 450);
   t.ok(turns.cut.turnsDropped >= 1 && turns.cut.turnsDropped < 6, `the oldest turns dropped (${turns.cut.turnsDropped})`);
   t.match(text, /\[… \d+ earlier turns cut …\]/);
   t.notMatch(text, /run-0/, 'the first turn is gone');
   t.match(text, CALL('run-2'), 'the last call kept');
+  t.match(text, /\[OBSERVATION\]\nOBS2 [a-z ]+\n\[… \d+ tokens of output cut …\]\n[a-z ]+\n\[\/TRAJECTORY\]/, 'and the last observation\'s head and tail (128 tokens at least, before turns go)');
   t.match(text, ISSUE);
   t.match(text, PATCH);
 });
