@@ -13,6 +13,7 @@ import type { Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
+import { episodeChat } from '../tts/judge.js';
 import type { Candidate } from '../tts/select.js';
 import type { TaskVerification } from '../tts/verify.js';
 import { meanAndSem, passAtK } from './metrics.js';
@@ -165,7 +166,8 @@ function candidatesJsonl(report: EvalReport, byRun: readonly Trajectory[][], s: 
         ...(c.judge !== undefined ? { judge: c.judge } : {}),
         selectedBy: rules.filter((r) => r.perTask[i]!.selected === c.index).map((r) => r.rule),
         termination: t.termination,
-        messages: t.messages ?? [],
+        // The whole episode as a chat (the opening, then each turn's response and observation).
+        messages: episodeChat(t),
       });
     }),
   ).join('\n') + '\n';

@@ -7,7 +7,7 @@
 import type { Trajectory } from '../agent/trajectory.js';
 import type { Task } from '../env/tasks/task.js';
 import { bestOfK, type BestOfKReport } from '../tts/best-of-k.js';
-import { judgePrompt, scoreJudgePrompts } from '../tts/judge.js';
+import { episodeChat, judgePrompt, scoreJudgePrompts } from '../tts/judge.js';
 import type { Candidate, SelectionRule } from '../tts/select.js';
 import { scoresNeeded, verifyCandidates, type TaskVerification, type VerificationCost, type VerifierSettings } from '../tts/verify.js';
 import type { ScoringPolicy } from '../types/policy.js';
@@ -84,7 +84,7 @@ export async function selectBestOfK(
     for (const [i, entry] of entries.entries()) {
       settings.verifiers.signal?.throwIfAborted();
       const prompts = entry.candidates.map((c) =>
-        judgePrompt(judge.scorer.tokenizer, { issue: entry.task.problemStatement, patch: c.patch, ...(byRun[c.index]![i]!.messages ? { messages: byRun[c.index]![i]!.messages! } : {}) }, { tokenBudget: judge.tokenBudget }),
+        judgePrompt(judge.scorer.tokenizer, { issue: entry.task.problemStatement, patch: c.patch, messages: episodeChat(byRun[c.index]![i]!) }, { tokenBudget: judge.tokenBudget }),
       );
       const scores = await scoreJudgePrompts(judge.scorer, prompts.map((p) => p.ids));
       entry.candidates.forEach((c, j) => (c.judge = scores[j]!));

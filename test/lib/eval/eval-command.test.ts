@@ -95,7 +95,7 @@ t.test('--select over decoy candidates: Best@k, Pass@k, Pass@1 as worked out by 
   t.equal(candidates.length, 9);
   const gold = candidates.filter((c) => c.reward === 1);
   t.same(gold.map((c) => c.run), SELECT_TASKS.map((id) => goldRun[id]));
-  t.ok(gold.every((c) => c.selectedBy.includes('execution') && c.selectedBy.includes('oracle') && c.reproduction > 0 && c.problemStatement.length > 0 && c.messages.length > 0));
+  t.ok(gold.every((c) => c.selectedBy.includes('execution') && c.selectedBy.includes('oracle') && c.reproduction > 0 && c.problemStatement.length > 0 && c.messages.some((m: { role: string }) => m.role === 'assistant')), 'gold candidates: picked, reproduced, with the whole episode');
   t.ok(candidates.filter((c) => c.reward === 0).every((c) => c.reproduction === 0), 'decoys pass no reproduction test');
   const tests = readJsonl(path.join(out, 'reproduction-tests.jsonl'));
   t.same(tests.map((x) => x.instance_id), SELECT_TASKS);
