@@ -19,14 +19,14 @@ export function compactIssuePrompt(problemStatement: string, workdir: string): s
   return [`Repository: ${workdir}`, '<issue>', problemStatement.trim(), '</issue>', 'Fix the code, run the tests, then call finish.'].join('\n');
 }
 
+/** Where the repository is and the issue, as both the fixer's and the test writer's prompts open. */
+function filedIssue(problemStatement: string, workdir: string): string[] {
+  return [`The repository is checked out at ${workdir}. A user filed this issue:`, '', '<issue>', problemStatement.trim(), '</issue>', ''];
+}
+
 export function issuePrompt(problemStatement: string, workdir: string): string {
   return [
-    `The repository is checked out at ${workdir}. A user filed this issue:`,
-    '',
-    '<issue>',
-    problemStatement.trim(),
-    '</issue>',
-    '',
+    ...filedIssue(problemStatement, workdir),
     `Change the code under ${workdir} so that the issue is resolved. Suggested approach:`,
     '1. Read the relevant code and find where the behaviour comes from.',
     '2. Reproduce the problem with a small script, and run it again after your change.',
@@ -43,12 +43,7 @@ export function issuePrompt(problemStatement: string, workdir: string): string {
  */
 export function reproductionPrompt(problemStatement: string, workdir: string): string {
   return [
-    `The repository is checked out at ${workdir}. A user filed this issue:`,
-    '',
-    '<issue>',
-    problemStatement.trim(),
-    '</issue>',
-    '',
+    ...filedIssue(problemStatement, workdir),
     'Do not fix it. Write tests that reproduce it: tests that fail on the code as it is now',
     'because of the issue, and that will pass once the issue is fixed. Each test checks one',
     'behaviour the issue asks for; tests of behaviour that already works are of no use.',
