@@ -19,7 +19,9 @@ function randomSteps(count: number): StepScalars[] {
   let step = randomInt(0, 3);
   return Array.from({ length: count }, () => {
     step += randomInt(1, 4);
-    return { step, scalars: new Map(tags.filter(() => Math.random() < 0.8).map((tag) => [tag, randomValue()])) };
+    // Each tag 80% of the time, never none: a step with no scalars writes no record (tested below).
+    const kept = tags.filter(() => Math.random() < 0.8);
+    return { step, scalars: new Map((kept.length ? kept : [tags[randomInt(tags.length)]!]).map((tag) => [tag, randomValue()])) };
   });
 }
 
@@ -71,6 +73,19 @@ t.test('an events file of random steps reads back: file_version first, then ever
   t.notOk(events[0]!.scalars, 'and holds no summary');
   for (const event of events) t.ok(event.wallTime >= before - 1e-3 && event.wallTime <= after + 1e-3, `wall time ${event.wallTime} within the write`);
   steps.forEach((entry, i) => sameScalars(t, events[i + 1]!, entry, `step ${entry.step}`));
+});
+
+t.test('a step with no scalars writes no record', async (t) => {
+  const dir = t.testdir();
+  const writer = await TensorBoardWriter.open(dir);
+  const [a, b] = randomSteps(2);
+  await writer.write(a!);
+  await writer.write({ step: a!.step + 1, scalars: new Map() });
+  await writer.write(b!);
+  await writer.close();
+  const { events } = readEvents(await fs.readFile(writer.file));
+  t.equal(events.length, 3, 'the file version and the two steps with scalars');
+  sameScalars(t, events[2]!, b!, 'the step after the empty one');
 });
 
 t.test('steps past 2^31 and an explicit wall time survive the round trip', async (t) => {
