@@ -27,7 +27,9 @@ export type SwerlErrorCode =
   /** The object was disposed; create a new one. */
   | 'ERR_SWERL_DISPOSED'
   /** The work was stopped from outside (Ctrl-C, a failed sibling rollout). */
-  | 'ERR_SWERL_ABORTED';
+  | 'ERR_SWERL_ABORTED'
+  /** A process group failed: the rendezvous, or a collective whose peer stopped or timed out. */
+  | 'ERR_SWERL_DIST';
 
 export class SwerlError extends Error {
   readonly code: SwerlErrorCode;

@@ -17,6 +17,8 @@ export interface NativeBuildInfo {
   torchDir: string;
   torchLibDir: string;
   cuda: boolean;
+  /** Whether the addon was built with c10d's Gloo process group (data parallelism). */
+  processGroups: boolean;
   parallelInfo: string;
   threads: number;
 }
@@ -207,6 +209,11 @@ export interface NativePolicyHandle {
   }): Promise<{ ids: Float64Array; tokens: Int32Array; logprobs: Float32Array; prefixCache: NativePrefixCacheStats }>;
   logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number; packSequences: boolean }): Promise<Float32Array>;
   trainStep(batch: NativeTrainBatch, options: NativeTrainOptions): Promise<NativeTrainResult>;
+  /** The rendezvous (every rank must call it), then rank 0's weights broadcast to all. */
+  joinGroup(group: { masterAddr: string; masterPort: number; rank: number; worldSize: number; timeoutMs: number; bucketBytes: number }): Promise<void>;
+  /** Sums over the group's ranks. */
+  allReduce(values: Float64Array): Promise<Float64Array>;
+  groupInfo(): { rank: number; worldSize: number } | null;
   dispose(): void;
 }
 

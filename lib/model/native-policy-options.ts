@@ -199,3 +199,30 @@ export const parseSaveOptions = optionsParser<SaveOptions>({
     optimizer: { type: 'boolean', default: true },
   },
 });
+
+export interface ProcessGroupOptions {
+  rank: number;
+  worldSize: number;
+  /** Where rank 0 serves the rendezvous. Default 127.0.0.1:29500 (torchrun's). */
+  masterAddr: string;
+  masterPort: number;
+  /** The rendezvous, and each collective, at most this long. Default 300 s. */
+  timeoutMs: number;
+  /** Gradients are all-reduced in flat buckets of at most this many bytes. Default 25 MiB (PyTorch DDP's). */
+  bucketBytes: number;
+}
+
+/** A process group's options, checked and defaulted. */
+export const parseProcessGroupOptions = optionsParser<ProcessGroupOptions>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['rank', 'worldSize'],
+  properties: {
+    rank: { type: 'integer', minimum: 0 },
+    worldSize: { type: 'integer', minimum: 1 },
+    masterAddr: { type: 'string', minLength: 1, default: '127.0.0.1' },
+    masterPort: { type: 'integer', minimum: 1, maximum: 65535, default: 29500 },
+    timeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
+    bucketBytes: { type: 'integer', minimum: 1024, default: 25 * 1024 * 1024 },
+  },
+});

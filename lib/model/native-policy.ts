@@ -19,8 +19,10 @@ import { resolveModelConfig, type HfModelConfig, type ResolvedModelConfig } from
 import {
   parseGenerateOptions,
   parsePolicyOptions,
+  parseProcessGroupOptions,
   parseSaveOptions,
   type GenerateOptions,
+  type ProcessGroupOptions,
   type NativePolicyLoadOptions,
   type NativePolicyOptions,
   type SaveOptions,
@@ -298,6 +300,32 @@ export class NativePolicy {
       }),
     );
     return { loss: result.loss, gradients: result.gradients! };
+  }
+
+  /**
+   * Joins a data-parallel process group (PyTorch's c10d: a TCPStore rendezvous at
+   * masterAddr:masterPort, served by rank 0, and Gloo over TCP). Every rank calls it; it
+   * resolves once all have joined and hold rank 0's weights. From then on each trainStep sums
+   * its gradients over the ranks before clipping and AdamW, so ranks that train on their
+   * shares of a batch, with token weights of the global batch, take the step one process would
+   * take on the whole batch, and keep identical weights.
+   */
+  async joinGroup(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<void> {
+    const o = parseProcessGroupOptions(options, 'options');
+    if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
+    if (!native().buildInfo().processGroups)
+      throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
+    await this.exclusive(() => this.handle.joinGroup(o));
+  }
+
+  /** The group this policy trains in ({rank, worldSize}), or null. */
+  get group(): { rank: number; worldSize: number } | null {
+    return this.handle.groupInfo();
+  }
+
+  /** Sums `values` over the group's ranks (every rank calls it, in the same order as its other collectives). */
+  async allReduce(values: ArrayLike<number>): Promise<Float64Array> {
+    return this.exclusive(() => this.handle.allReduce(Float64Array.from(values)));
   }
 
   /**

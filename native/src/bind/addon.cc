@@ -9,6 +9,7 @@
 #include "bind/bindings.h"
 #include "bind/napi_util.h"
 #include "bind/torch_threads.h"
+#include "parallel/process_group.h"
 
 namespace swerl::js {
 
@@ -35,6 +36,7 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
 #else
   out.Set("cuda", false);
 #endif
+  out.Set("processGroups", process_groups_available());
   out.Set("parallelInfo", at::get_parallel_info());
   out.Set("threads", torch_threads());
   return out;

@@ -146,6 +146,9 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
                         InstanceMethod("generateStep", &PolicyHandle::GenerateStep),
                         InstanceMethod("logprobs", &PolicyHandle::Logprobs),
                         InstanceMethod("trainStep", &PolicyHandle::TrainStep),
+                        InstanceMethod("joinGroup", &PolicyHandle::JoinGroup),
+                        InstanceMethod("allReduce", &PolicyHandle::AllReduce),
+                        InstanceMethod("groupInfo", &PolicyHandle::GroupInfo),
                         InstanceMethod("dispose", &PolicyHandle::Dispose)});
   }
 
@@ -398,6 +401,61 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
             }
             return out;
           });
+    });
+  }
+
+  // joinGroup({masterAddr, masterPort, rank, worldSize, timeoutMs, bucketBytes}) -> Promise<void>:
+  // the rendezvous (blocks until every rank joins), then rank 0's weights to every rank.
+  Napi::Value JoinGroup(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      policy(info.Env());
+      const Napi::Object o = object_arg(info, 0, "group");
+      auto job = std::make_unique<GroupOptions>();
+      job->master_addr = string_field(o, "masterAddr");
+      job->port = int(number_field(o, "masterPort"));
+      job->rank = int(number_field(o, "rank"));
+      job->world_size = int(number_field(o, "worldSize"));
+      job->timeout = std::chrono::milliseconds(int64_t(number_field(o, "timeoutMs")));
+      job->bucket_bytes = int64_t(number_field(o, "bucketBytes"));
+      if (policy(info.Env()).group()) throw_invalid("this policy is already in a process group");
+      return start_locked(
+          info.Env(), std::move(job), /*grad_mode=*/false,
+          [](Policy& p, GroupOptions& options) { p.join_group(std::make_shared<ProcessGroup>(options)); },
+          [](Napi::Env env, GroupOptions&) -> Napi::Value { return env.Undefined(); });
+    });
+  }
+
+  // allReduce(values: Float64Array) -> Promise<Float64Array>: the sums over the group's ranks.
+  Napi::Value AllReduce(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      policy(info.Env());
+      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+        throw_invalid("values must be a Float64Array");
+      auto values = info[0].As<Napi::Float64Array>();
+      auto job = std::make_unique<std::vector<double>>(values.Data(), values.Data() + values.ElementLength());
+      return start_locked(
+          info.Env(), std::move(job), /*grad_mode=*/false,
+          [](Policy& p, std::vector<double>& v) {
+            if (!p.group()) throw Error("ERR_SWERL_DIST", "this policy is in no process group: call joinGroup first");
+            p.group()->all_reduce_sum(v);
+          },
+          [](Napi::Env env, std::vector<double>& v) -> Napi::Value {
+            Napi::Float64Array out = Napi::Float64Array::New(env, v.size());
+            for (size_t i = 0; i < v.size(); ++i) out[i] = v[i];
+            return out;
+          });
+    });
+  }
+
+  // groupInfo() -> {rank, worldSize} | null
+  Napi::Value GroupInfo(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      const ProcessGroup* g = policy(info.Env()).group();
+      if (!g) return info.Env().Null();
+      Napi::Object out = Napi::Object::New(info.Env());
+      out.Set("rank", g->rank());
+      out.Set("worldSize", g->world_size());
+      return out;
     });
   }
 

@@ -205,6 +205,14 @@ at::Tensor Policy::get_state(StateKind kind, int64_t index) const {
   throw_invalid("unknown state kind");
 }
 
+void Policy::join_group(std::shared_ptr<ProcessGroup> group) {
+  at::NoGradGuard no_grad;
+  group->broadcast(master_, 0);
+  copy_master_to_model();
+  generator_.reset();
+  group_ = std::move(group);
+}
+
 void Policy::set_optimizer_step(int64_t step) {
   if (step < 0) throw_invalid("optimizer step must be >= 0");
   adam_.step = step;
@@ -265,9 +273,20 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
       params[i].mutable_grad() = at::Tensor();
     }
   }
+  at::NoGradGuard no_grad;
+  if (group_) {
+    // Token weights carry the global denominators: the sum over ranks is the global gradient.
+    group_->all_reduce_sum(grads);
+    // The stats are still sums (finish_stats divides): they add up over ranks too; ratio_max
+    // stays this rank's.
+    LossStats& st = result.stats;
+    std::vector<double> sums{st.loss, st.approx_kl, st.clip_frac_low, st.clip_frac_high, st.ratio_mean, st.entropy_mean, double(st.masked_tokens)};
+    group_->all_reduce_sum(sums);
+    st.loss = sums[0], st.approx_kl = sums[1], st.clip_frac_low = sums[2], st.clip_frac_high = sums[3];
+    st.ratio_mean = sums[4], st.entropy_mean = sums[5], st.masked_tokens = int64_t(sums[6]);
+  }
   finish_stats(result.stats);
 
-  at::NoGradGuard no_grad;
   double squares = 0;
   for (const at::Tensor& g : grads) squares += g.to(at::kDouble).pow(2).sum().item<double>();
   result.grad_norm = std::sqrt(squares);

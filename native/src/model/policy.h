@@ -13,6 +13,7 @@
 #include "model/adamw.h"
 #include "model/generator.h"
 #include "model/transformer.h"
+#include "parallel/process_group.h"
 
 namespace swerl {
 
@@ -80,6 +81,12 @@ class Policy {
   int64_t optimizer_step() const { return adam_.step; }
   void set_optimizer_step(int64_t step);
 
+  // Data parallelism: from now on every train step sums its gradients (and loss) over the
+  // group's ranks before clipping and AdamW. Rank 0's weights are broadcast first, so every
+  // rank starts from the same ones.
+  void join_group(std::shared_ptr<ProcessGroup> group);
+  ProcessGroup* group() const { return group_.get(); }
+
   TrainResult train_step(const TrainBatch& batch, const TrainOptions& options);
   // log softmax(z / temperature)[token] of every token but each sequence's first (0 there).
   std::vector<float> logprobs(const PackedSequences& sequences, double temperature,
@@ -95,6 +102,7 @@ class Policy {
   std::vector<bool> decay_;         // weight decay on matrices, not on norms and biases
   AdamWState adam_;
   Generator generator_;
+  std::shared_ptr<ProcessGroup> group_;
 };
 
 // Micro-batches of sequence indices, longest first, each holding at most `budget` tokens:

@@ -1,0 +1,112 @@
+// Data parallelism on PyTorch's c10d (Gloo over loopback TCP), with real processes: two ranks
+// that start from different random weights join a group, get rank 0's, train on their halves
+// of each global batch (token weights of the whole batch) and end bit-identical to each other
+// and equal, within fp32 summation-order noise, to one process training on the whole batches.
+// A rank that dies makes the other's next collective fail with ERR_SWERL_DIST, promptly.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+import t from 'tap';
+
+import { presetConfig } from '../../../lib/model/model-config.js';
+import { NativePolicy } from '../../../lib/model/native-policy.js';
+import { readCheckpointTensors, readTensorBytes } from '../../../lib/model/safetensors.js';
+import { native } from '../../../lib/native.js';
+import { spawnTs } from '../../support/child-process.js';
+import { DP_VOCAB, globalBatch } from '../../support/dp-batch.js';
+
+const WORKER = path.resolve(import.meta.dirname, '../../support/dp-worker.ts');
+const STEPS = 3;
+const SEED = Math.floor(Math.random() * 1e6);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function rank(args: object): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = performance.now();
+  const child = spawnTs(WORKER, {}, [JSON.stringify(args)]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started })));
+}
+
+async function weights(dir: string): Promise<Map<string, Float32Array>> {
+  const out = new Map<string, Float32Array>();
+  for (const [name, entry] of await readCheckpointTensors(dir)) {
+    const bytes = await readTensorBytes(entry);
+    out.set(name, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+  }
+  return out;
+}
+
+t.test('the addon has process groups', async (t) => {
+  t.equal(native().buildInfo().processGroups, true, 'built with Gloo (Debian: libgloo-dev)');
+});
+
+t.test(`two ranks on loopback: bit-identical to each other, equal to one process on the global batch (seed ${SEED})`, async (t) => {
+  const dir = t.testdir();
+  const port = await freePort();
+  const runs = await Promise.all([0, 1].map((r) => rank({ rank: r, worldSize: 2, port, out: path.join(dir, `rank${r}`), steps: STEPS, seed: SEED })));
+  for (const [r, run] of runs.entries()) t.equal(run.code, 0, `rank ${r} exits 0: ${run.stderr.slice(-2000)}`);
+  const first = runs.map((run) => JSON.parse(run.stdout.split('\n')[0]!));
+  t.same(first.map((f) => f.sums), [[1, 2], [1, 2]], 'allReduce sums over both ranks');
+  t.same(first.map((f) => f.group), [{ rank: 0, worldSize: 2 }, { rank: 1, worldSize: 2 }]);
+  const steps = runs.map((run) => run.stdout.trim().split('\n').slice(1).map((l) => JSON.parse(l)));
+  t.same(steps[0]!.map((s: { loss: number }) => s.loss), steps[1]!.map((s: { loss: number }) => s.loss), 'the loss is the group\'s on both ranks');
+
+  const [a, b] = [await weights(path.join(dir, 'rank0')), await weights(path.join(dir, 'rank1'))];
+  for (const [name, values] of a) t.ok(Buffer.from(values.buffer).equals(Buffer.from(b.get(name)!.buffer)), `${name}: bit-identical on both ranks`);
+
+  // One process, rank 0's seed, the whole batches.
+  const single = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 100, optimizer: { lr: 1e-3 }, threads: 1 });
+  const losses: number[] = [];
+  for (let step = 0; step < STEPS; step++) losses.push((await single.trainStep({ sequences: globalBatch(step, SEED), loss: { objective: 'policy-gradient' } })).loss);
+  await single.save(path.join(dir, 'single'));
+  single.dispose();
+  const reference = await weights(path.join(dir, 'single'));
+  let worst = 0;
+  for (const [name, values] of reference) {
+    const other = a.get(name)!;
+    for (let i = 0; i < values.length; i++) worst = Math.max(worst, Math.abs(values[i]! - other[i]!) / Math.max(1, Math.abs(values[i]!)));
+  }
+  t.ok(worst <= 1e-5, `weights equal to the single process's within fp32 noise (worst relative gap ${worst.toExponential(2)})`);
+  steps[0]!.forEach((s: { loss: number }, i: number) => t.ok(Math.abs(s.loss - losses[i]!) <= 1e-5 * Math.max(1, Math.abs(losses[i]!)), `step ${i}: the group's loss ${s.loss} is the global batch's ${losses[i]}`));
+});
+
+t.test('a rank that dies: the other fails its next collective with ERR_SWERL_DIST and exits', async (t) => {
+  const dir = t.testdir();
+  const port = await freePort();
+  const [survivor, dead] = await Promise.all([
+    rank({ rank: 0, worldSize: 2, port, out: path.join(dir, 'rank0'), steps: STEPS, seed: SEED, timeoutMs: 30_000 }),
+    rank({ rank: 1, worldSize: 2, port, out: path.join(dir, 'rank1'), steps: STEPS, seed: SEED, timeoutMs: 30_000, dieAfterJoin: true }),
+  ]);
+  t.equal(dead.code, 3, 'the dying rank exited after joining');
+  t.not(survivor.code, 0, 'the survivor does not finish as if nothing happened');
+  t.match(survivor.stdout + survivor.stderr, /ERR_SWERL_DIST/, `the survivor names the failure: ${survivor.stderr.slice(-500)}`);
+  t.ok(survivor.ms < 60_000, `and stops within the timeout (${(survivor.ms / 1000).toFixed(1)} s)`);
+});
+
+t.test('bad group options are refused by name', async (t) => {
+  const policy = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 1 });
+  t.teardown(() => policy.dispose());
+  await t.rejects(policy.joinGroup({ rank: 2, worldSize: 2 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.rank is 2 and worldSize 2/ });
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 0 }), { code: 'ERR_SWERL_INVALID_ARG', message: /worldSize/ });
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, masterPort: 70000 }), { code: 'ERR_SWERL_INVALID_ARG', message: /masterPort/ });
+  t.equal(policy.group, null, 'not in a group');
+  await t.rejects(policy.allReduce([1]), { code: 'ERR_SWERL_DIST', message: /in no process group: call joinGroup first/ });
+  const port = await freePort();
+  await policy.joinGroup({ rank: 0, worldSize: 1, masterPort: port });
+  t.same(policy.group, { rank: 0, worldSize: 1 });
+  t.same(Array.from(await policy.allReduce([1.5, -2])), [1.5, -2], 'a group of one sums to itself');
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, masterPort: port }), { message: /already in a process group/ });
+});
