@@ -214,6 +214,8 @@ export interface NativePolicyHandle {
   /** Sums over the group's ranks. */
   allReduce(values: Float64Array): Promise<Float64Array>;
   groupInfo(): { rank: number; worldSize: number } | null;
+  /** Each fp32 master tensor's sum and sum of squares, in float64. */
+  weightsFingerprint(): Float64Array;
   dispose(): void;
 }
 

@@ -1,12 +1,18 @@
 /** `swerl train <config> [key.path=value …]`: a training run from a YAML or JSON config. */
 import type { Command } from 'commander';
 
+import { SwerlError } from '../errors.js';
 import { loadTrainConfig } from '../train/config-file.js';
 import { isSftConfig, resolveSftConfig, resolveTrainConfig } from '../train/config.js';
 import { train } from '../train/trainer.js';
 import { integerArg, stoppable, type Register } from './flags.js';
 
 interface TrainFlags {
+  nproc?: number;
+  nnodes?: number;
+  nodeRank?: number;
+  masterAddr?: string;
+  masterPort?: number;
   resume?: boolean;
   steps?: number;
   dir?: string;
@@ -26,6 +32,22 @@ function flagOverrides(flags: TrainFlags): string[] {
 
 async function trainAction(file: string, overrides: string[], flags: TrainFlags): Promise<number> {
   const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...flagOverrides(flags)]);
+  const world = (flags.nproc ?? 1) * (flags.nnodes ?? 1);
+  // The launcher: the ranks are this command again, each told its rank (a rank sees WORLD_SIZE).
+  if (world > 1 && process.env.WORLD_SIZE === undefined && !flags.printConfig) {
+    if ((flags.nodeRank ?? 0) >= (flags.nnodes ?? 1)) throw new SwerlError('ERR_SWERL_INVALID_ARG', `--node-rank ${flags.nodeRank} is not below --nnodes ${flags.nnodes ?? 1}; nodes are 0 to nnodes - 1`);
+    // Checked once here, so a config that cannot run fails before any rank starts.
+    if (isSftConfig(config)) throw new SwerlError('ERR_SWERL_INVALID_ARG', 'an sft config trains in one process: drop --nproc/--nnodes');
+    resolveTrainConfig(config, baseDir);
+    const { launchRanks } = await import('./launch.js');
+    return launchRanks(process.argv.slice(1), {
+      nproc: flags.nproc ?? 1,
+      nnodes: flags.nnodes ?? 1,
+      nodeRank: flags.nodeRank ?? 0,
+      masterAddr: flags.masterAddr ?? process.env.MASTER_ADDR ?? '127.0.0.1',
+      masterPort: flags.masterPort ?? (process.env.MASTER_PORT ? Number(process.env.MASTER_PORT) : 29500),
+    });
+  }
   // Otherwise train() checks the config first, before a sandbox or a model is touched.
   if (flags.printConfig) {
     console.log(JSON.stringify(isSftConfig(config) ? resolveSftConfig(config, baseDir) : resolveTrainConfig(config, baseDir), null, 2));
@@ -53,11 +75,18 @@ export function addTrainCommand(program: Command, register: Register): void {
     .option('--dir <dir>', 'the run directory (run.dir=DIR)')
     .option('--repos <dir>', 'clones for dataset rows (tasks.repos=DIR)')
     .option('--print-config', 'print the config with every default filled in, and exit')
+    .option('--nproc <n>', 'data parallel: ranks on this node, a process each (torchrun\'s --nproc-per-node)', integerArg('--nproc'))
+    .option('--nnodes <n>', 'data parallel: nodes (default 1)', integerArg('--nnodes'))
+    .option('--node-rank <n>', 'data parallel: this node\'s rank (default 0)', integerArg('--node-rank', 0))
+    .option('--master-addr <host>', 'data parallel: where rank 0 serves the rendezvous (default 127.0.0.1)')
+    .option('--master-port <port>', 'data parallel: its port (default 29500)', integerArg('--master-port'))
     .addHelpText('after', `
 Examples:
   swerl train examples/frozenlake.json
   swerl train examples/swe-mini.json run.steps=1 rollout.samplesPerTask=4 --dir runs/try
   swerl train my.yaml algorithm.preset=dapo optimizer.lr=5e-7 ~eval.every --print-config
-Ctrl-C stops cleanly (episodes closed, finished steps kept); --resume continues.`)
+  swerl train examples/frozenlake.json --nproc 2 --master-port 29511
+Ctrl-C stops cleanly (episodes closed, finished steps kept); --resume continues.
+A rank (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set, as torchrun sets them) trains its share.`)
     .action(register(trainAction));
 }

@@ -323,6 +323,14 @@ export class NativePolicy {
     return this.handle.groupInfo();
   }
 
+  /**
+   * Each fp32 master tensor's sum and sum of squares, in float64: policies that hold the same
+   * weights give the same bits (data-parallel ranks check that they stayed identical).
+   */
+  weightsFingerprint(): Float64Array {
+    return this.handle.weightsFingerprint();
+  }
+
   /** Sums `values` over the group's ranks (every rank calls it, in the same order as its other collectives). */
   async allReduce(values: ArrayLike<number>): Promise<Float64Array> {
     return this.exclusive(() => this.handle.allReduce(Float64Array.from(values)));
@@ -381,7 +389,8 @@ export class NativePolicy {
   private trainInputs(batch: TrainStepBatch): { native: NativeTrainBatch; loss: ResolvedLossOptions } {
     if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.sequences))
       throw invalidArg('batch.sequences', 'must be an array of sequences');
-    if (batch.sequences.length === 0) throw invalidArg('batch.sequences', 'is empty');
+    // In a process group a rank may have no share of a mini-batch: it still takes part in the step.
+    if (batch.sequences.length === 0 && !((this.group?.worldSize ?? 1) > 1)) throw invalidArg('batch.sequences', 'is empty');
     const loss = isResolvedLossOptions(batch.loss) ? batch.loss : resolveLossOptions(batch.loss ?? {}, 'batch.loss', this.options.device);
     const seqs = batch.sequences;
     const packed = this.pack(seqs.map((s) => s.tokens), 'batch.sequences[].tokens');

@@ -11,6 +11,8 @@ import type { AgentPolicy } from '../types/policy.js';
 import { mixSeed, tasksForStep } from '../util/random.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
+import type { NativePolicy } from '../model/native-policy.js';
+import { gatherTrajectories, rankShare, type ParallelRun } from './parallel.js';
 import { mean } from './step-metrics.js';
 import type { TaskRef, TaskSource } from './task-source.js';
 
@@ -52,6 +54,19 @@ function rolloutItems(config: TrainConfig, source: TaskSource, refs: readonly Ta
   );
 }
 
+/** A group's ranks and the policy whose process group gathers their trajectories. */
+export interface Ranks {
+  parallel: ParallelRun;
+  policy: NativePolicy;
+}
+
+/** The rollouts of `items`: all of them, or (data parallel) this rank's share, gathered from every rank. */
+async function play(items: RolloutItem[], policy: AgentPolicy, options: RolloutOptions, context: Parameters<typeof runRollouts>[3], ranks: Ranks | undefined): Promise<Trajectory[]> {
+  if (!ranks) return runRollouts(items, policy, options, context);
+  const mine = await runRollouts(rankShare(items, ranks.parallel), policy, options, context);
+  return gatherTrajectories(ranks.policy, ranks.parallel, mine);
+}
+
 /**
  * The step's trajectories. With DAPO's dynamic sampling, groups whose rewards are all equal are
  * set aside and more tasks are sampled (next in the task order) until the batch has
@@ -64,6 +79,7 @@ export async function collect(
   step: number,
   signal: AbortSignal | undefined,
   onProgress: (progress: RolloutProgress) => void,
+  ranks?: Ranks,
 ): Promise<{ trajectories: Trajectory[]; rounds: number }> {
   const { rollout, algorithm, run } = config;
   const options = rolloutOptions(config, agentOptions(config, source));
@@ -75,7 +91,7 @@ export async function collect(
   for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
     rounds++;
     const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
-    const batch = await runRollouts(items, sampler.policy, options, { signal, weightVersion: sampler.version(), onProgress });
+    const batch = await play(items, sampler.policy, options, { ...(signal ? { signal } : {}), weightVersion: sampler.version(), onProgress }, ranks);
     if (!dynamic) return { trajectories: batch, rounds };
     const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
     const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
@@ -89,9 +105,9 @@ export async function collect(
 }
 
 /** Greedy success on the eval tasks (each run eval.samples times). */
-export async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined): Promise<number> {
+export async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined, ranks?: Ranks): Promise<number> {
   const agent = agentOptions(config, source, { temperature: config.eval.temperature });
   const items = rolloutItems(config, source, source.evaluation, 0, 0xe7a1, config.eval.samples);
-  const trajectories = await runRollouts(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) });
+  const trajectories = await play(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) }, ranks);
   return mean(trajectories.map((t) => (t.reward > 0 ? 1 : 0)));
 }

@@ -98,12 +98,26 @@ export async function saveCheckpoint(policy: NativePolicy, dir: RunDirectory, st
   return dir.checkpointDir(state.step);
 }
 
+/** The config's model as it starts, before any warm-up. */
+function loadConfiguredModel(config: TrainConfig, optimizerSteps: number): Promise<NativePolicy> {
+  const options = policyOptions(config, optimizerSteps, false);
+  return config.model.preset
+    ? NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
+    : NativePolicy.load(config.model.path!, options);
+}
+
+/**
+ * A data-parallel rank other than 0: the config's model, whose weights and optimizer state
+ * joining the group replaces with rank 0's (resumed or fresh, warmed up or not).
+ */
+export function followerPolicy(config: TrainConfig, optimizerSteps: number): Promise<NativePolicy> {
+  return loadConfiguredModel(config, optimizerSteps);
+}
+
 /** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
 async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void, signal: AbortSignal | undefined): Promise<NativePolicy> {
   const options = policyOptions(config, optimizerSteps, false);
-  const fresh = config.model.preset
-    ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
-    : await NativePolicy.load(config.model.path!, options);
+  const fresh = await loadConfiguredModel(config, optimizerSteps);
   if (config.model.path !== undefined) {
     // A checkpoint's context is what it was trained (or rope-scaled) for; presets from scratch have none.
     try {
@@ -144,10 +158,11 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
  * A non-finite loss or gradient ends the run: the step is not saved, so the last checkpoint is
  * the last good state, and the error says where it is and what to change before resuming.
  */
-export async function numericStop(error: unknown, step: number, dir: RunDirectory, knobs = 'optimizer.lr or algorithm.entropyCoef'): Promise<unknown> {
+export async function numericStop(error: unknown, step: number, dir: RunDirectory, knobs = 'optimizer.lr or algorithm.entropyCoef', ownsRunDir = true): Promise<unknown> {
   if (!(error instanceof SwerlError) || error.code !== 'ERR_SWERL_NUMERIC') return error;
-  const last = (await dir.checkpointSteps()).at(-1);
-  const where = last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
+  // A data-parallel follower does not read the run directory (rank 0's, maybe on another node).
+  const last = ownsRunDir ? (await dir.checkpointSteps()).at(-1) : undefined;
+  const where = !ownsRunDir ? 'rank 0 names the last good checkpoint' : last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
   return new SwerlError(
     'ERR_SWERL_NUMERIC',
     `step ${step}: ${error.message}; the run stopped and this step was not saved; ${where}. ` +

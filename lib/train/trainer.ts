@@ -6,24 +6,25 @@
  * stoppable: an abort (or Ctrl-C under the CLI) ends the rollouts, closes every env, and
  * returns with what was finished written down.
  */
-import { SwerlError } from '../errors.js';
+import { SwerlError, invalidArg } from '../errors.js';
 import { resolveLossOptions } from '../math/policy-loss.js';
 import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
 import { optimizerStepsPerRun } from './algorithms.js';
 import { collect, evaluate } from './collect.js';
-import { isSftConfig, resolveTrainConfig } from './config.js';
+import { isSftConfig, resolveTrainConfig, type TrainConfig } from './config.js';
 import { learn } from './learn.js';
 import { rejectionLearn } from './rft/learn.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
-import { numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
+import { identicalWeights, parallelFromEnv, type ParallelRun } from './parallel.js';
+import { followerPolicy, numericStop, referencePolicy, saveCheckpoint, startingPoint, type StartingPoint } from './resume.js';
 import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { LearningStallDetector, evalCurve, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
 import { sft } from './sft/sft.js';
 import { openTaskSource } from './task-source.js';
-import { openTracker } from './tracking/index.js';
+import { openTracker, type Tracker } from './tracking/index.js';
 
 export interface TrainHooks {
   /** Progress events (the console reporter gets them too unless run.progress is 'none'). */
@@ -32,6 +33,11 @@ export interface TrainHooks {
   signal?: AbortSignal;
   /** Where the config's relative input paths are taken from (loadTrainConfig's baseDir; default the working directory). */
   baseDir?: string;
+  /**
+   * Data parallel: this process's rank in the group (lib/train/parallel.ts). Default: from
+   * torchrun's environment variables (WORLD_SIZE > 1); null: one process whatever they say.
+   */
+  parallel?: ParallelRun | null;
 }
 
 export interface TrainSummary {
@@ -44,6 +50,8 @@ export interface TrainSummary {
   /** Greedy success on the eval tasks, per evaluated step. */
   evals: { step: number; success: number }[];
   checkpoint?: string;
+  /** Data parallel: the group's size, and whether the ranks' weights were bit-identical at the end. */
+  parallel?: { worldSize: number; identicalWeights?: boolean };
   seconds: number;
 }
 
@@ -54,35 +62,50 @@ export interface TrainSummary {
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
   if (isSftConfig(rawConfig)) return sft(rawConfig, hooks);
   const config = resolveTrainConfig(rawConfig, hooks.baseDir);
+  const parallel = hooks.parallel === undefined ? parallelFromEnv() : hooks.parallel ?? undefined;
+  if (parallel) assertParallelizable(config);
+  // Rank 0 leads: it alone writes the run directory; the others follow its weights and steps.
+  const lead = !parallel || parallel.rank === 0;
   const started = performance.now();
   const { run, algorithm } = config;
   const dir = new RunDirectory(run.dir);
-  const report = consoleReporter(run.progress, run.steps);
+  // Rank 0 speaks for the group; a follower's errors still reach its stderr.
+  const report = lead ? consoleReporter(run.progress, run.steps) : () => undefined;
   const emit = (event: TrainEvent) => {
     report(event);
     hooks.onEvent?.(event);
   };
   const stopped = () => hooks.signal?.aborted === true;
 
-  await dir.create(config, run.resume);
+  if (lead) await dir.create(config, run.resume);
   const label = `swerl-train-${process.pid}`;
-  const source = await openTaskSource(config.tasks, label);
+  // Followers open the tasks once rank 0 has (after the group forms).
+  let source = lead ? await openTaskSource(config.tasks, label) : undefined;
   if (config.tasks.kind === 'swe') pinBlasToOneThread();
   const optimizerSteps = optimizerStepsPerRun(algorithm, run.steps, config.rollout.tasksPerStep * config.rollout.samplesPerTask);
 
   // The policy: the last checkpoint when resuming, else fresh (then warm-up, saved as step 0).
+  // A follower loads the configured model; joining the group gives it rank 0's weights.
   let start: StartingPoint;
   try {
-    start = await startingPoint(config, source, dir, optimizerSteps, emit, hooks.signal);
+    start = lead
+      ? await startingPoint(config, source!, dir, optimizerSteps, emit, hooks.signal)
+      : { policy: await followerPolicy(config, optimizerSteps), state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
+    if (parallel) {
+      await joinRun(start, parallel);
+      source ??= await openTaskSource(config.tasks, label);
+    }
   } catch (error) {
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
     emit({ type: 'stopped', step: 0, reason: 'stop requested during the format warm-up; nothing was saved, a resumed run starts afresh' });
     const summary: TrainSummary = { dir: run.dir, steps: 0, stopped: true, evals: [], seconds: (performance.now() - started) / 1000 };
-    await dir.writeSummary(summary);
+    if (lead) await dir.writeSummary(summary);
     return summary;
   }
   const { policy, metricsRows } = start;
   let { state } = start;
+  const ranks = parallel ? { parallel, policy } : undefined;
+  const tasks = source!;
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
 
   const reference = await referencePolicy(config, dir, optimizerSteps);
@@ -95,7 +118,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     entropyCoef: algorithm.entropyCoef,
     ...(algorithm.kl ? { kl: algorithm.kl } : {}),
   }, 'config.algorithm', config.model.device);
-  const tracker = await openTracker(run.dir, config.tracking, { config, rows: metricsRows }).catch((error: unknown) => {
+  const tracker = await (lead ? openTracker(run.dir, config.tracking, { config, rows: metricsRows }) : Promise.resolve(silentTracker())).catch((error: unknown) => {
     policy.dispose();
     reference?.dispose();
     throw error;
@@ -105,27 +128,29 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
   let sampler: Sampler | undefined;
+  let identical: boolean | undefined;
   const learningStall = new LearningStallDetector();
 
   try {
     sampler = await openSampler(config, policy);
     if (state.step === 0 && config.eval.every > 0 && config.eval.atStart && !evals.some((e) => e.step === 0)) {
-      const success = await evaluate(config, source, sampler.policy, hooks.signal);
+      const success = await evaluate(config, tasks, sampler.policy, hooks.signal, ranks);
       evals.push({ step: 0, success });
       emit({ type: 'eval', step: 0, success });
       metricsRows.push({ step: 0, eval: { success } });
-      await dir.writeMetrics(metricsRows);
+      if (lead) await dir.writeMetrics(metricsRows);
       await tracker.log(0, metricsRows.at(-1)!);
     }
     while (state.step < run.steps) {
-      if (stopped()) {
+      // Every rank stops at the same step: a stop anywhere is everyone's.
+      if (parallel ? (await policy.allReduce([stopped() ? 1 : 0]))[0]! > 0 : stopped()) {
         stoppedEarly = true;
         break;
       }
       const step = state.step + 1;
       const stepStarted = performance.now();
       const prefixCacheBefore = policy.prefixCache;
-      const collected = await collect(config, source, sampler, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }));
+      const collected = await collect(config, tasks, sampler, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }), ranks);
       const { rounds } = collected;
       let trajectories = collected.trajectories;
       const rolloutSeconds = (performance.now() - stepStarted) / 1000;
@@ -137,14 +162,14 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
         : undefined;
       if (recomputed) trajectories = recomputed.trajectories;
       const broken = trajectories.filter((t) => t.logprobs.some((l, i) => t.mask[i] === 1 && !Number.isFinite(l))).length;
-      if (broken > 0) throw await numericStop(new SwerlError('ERR_SWERL_NUMERIC', `${broken} of ${trajectories.length} rollouts were sampled with non-finite logprobs (the policy's logits hold NaN or Inf)`), step, dir);
+      if (broken > 0) throw await numericStop(new SwerlError('ERR_SWERL_NUMERIC', `${broken} of ${trajectories.length} rollouts were sampled with non-finite logprobs (the policy's logits hold NaN or Inf)`), step, dir, undefined, lead);
       const shaped = shapeBatch(trajectories, algorithm);
       // Rejection fine-tuning (the rft preset) or the policy-gradient loss.
       const { results, round } = await (algorithm.rejection
         ? rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step)
-        : learn(config, policy, reference, trajectories, shaped, step, loss).then((learned) => ({ results: learned, round: undefined }))
+        : learn(config, policy, reference, trajectories, shaped, step, loss, parallel).then((learned) => ({ results: learned, round: undefined }))
       ).catch(async (error: unknown) => {
-        throw await numericStop(error, step, dir);
+        throw await numericStop(error, step, dir, undefined, lead);
       });
       const syncSeconds = await sampler.sync();
       const trainSeconds = (performance.now() - trainStarted) / 1000;
@@ -155,7 +180,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
-        const success = await evaluate(config, source, sampler.policy, hooks.signal);
+        const success = await evaluate(config, tasks, sampler.policy, hooks.signal, ranks);
         evals.push({ step, success });
         emit({ type: 'eval', step, success });
         metrics.eval = { success, seconds: (performance.now() - evalStarted) / 1000 };
@@ -164,20 +189,28 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       (metrics.time as Record<string, number>).elapsedSeconds = (performance.now() - clockStart) / 1000;
       const stall = learningStall.observe(metrics, policy.config.native.vocabSize);
       const warnings = [...stepWarnings(trajectories, metrics, config.rollout.promptBudget), ...(stall ? [stall] : [])];
+      if (parallel) metrics.parallel = { worldSize: parallel.worldSize };
       if (warnings.length) metrics.warnings = warnings;
       for (const message of warnings) emit({ type: 'warning', step, message });
       metricsRows.push(metrics);
       lastMetrics = metrics;
 
-      if (run.saveTrajectories) await dir.writeTrajectories(step, trajectories, (_, i) => ({ shapedReward: shaped.rewards[i], advantage: shaped.advantages[i], filtered: shaped.filtered[i] === 1, kept: shaped.kept[i] === 1 }));
-      await dir.writeMetrics(metricsRows);
-      await tracker.log(step, metrics);
-      if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(trainingCharts(metricsRows)));
+      if (lead) {
+        if (run.saveTrajectories) await dir.writeTrajectories(step, trajectories, (_, i) => ({ shapedReward: shaped.rewards[i], advantage: shaped.advantages[i], filtered: shaped.filtered[i] === 1, kept: shaped.kept[i] === 1 }));
+        await dir.writeMetrics(metricsRows);
+        await tracker.log(step, metrics);
+        if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(trainingCharts(metricsRows)));
+      }
       state = { step, elapsedSeconds: (performance.now() - clockStart) / 1000 };
       emit({ type: 'step', step, metrics });
-      if (step % run.checkpointEvery === 0 || step === run.steps) {
+      if (lead && (step % run.checkpointEvery === 0 || step === run.steps)) {
         emit({ type: 'checkpoint', step, dir: await saveCheckpoint(policy, dir, state, run.keepCheckpoints) });
       }
+    }
+    if (parallel) {
+      // A cheap proof that the ranks never drifted apart (their steps are one step).
+      identical = await identicalWeights(policy, parallel);
+      if (!identical) emit({ type: 'warning', step: state.step, message: 'the ranks\' weights differ at the end of the run: data parallelism went wrong (report it, with the config)' });
     }
   } catch (error) {
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
@@ -191,7 +224,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   if (stoppedEarly) emit({ type: 'stopped', step: state.step, reason: 'stop requested; the unfinished step was dropped and will be redone on resume' });
   else emit({ type: 'done', step: state.step });
 
-  const checkpointsNow = await dir.checkpointSteps();
+  const checkpointsNow = lead ? await dir.checkpointSteps() : [];
   const summary: TrainSummary = {
     dir: run.dir,
     steps: state.step,
@@ -199,8 +232,33 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals,
     ...(checkpointsNow.length ? { checkpoint: dir.checkpointDir(checkpointsNow.at(-1)!) } : {}),
+    ...(parallel ? { parallel: { worldSize: parallel.worldSize, ...(identical !== undefined ? { identicalWeights: identical } : {}) } } : {}),
     seconds: (performance.now() - started) / 1000,
   };
-  await dir.writeSummary(summary);
+  if (lead) await dir.writeSummary(summary);
   return summary;
+}
+
+/** What data parallelism does not cover yet, refused when the config is loaded. */
+function assertParallelizable(config: TrainConfig): void {
+  const refuse = (field: string, why: string, fix: string) => {
+    throw invalidArg(field, `${why} and this run is data parallel (WORLD_SIZE > 1)`, fix);
+  };
+  if (config.sampler.kind === 'remote') refuse('config.sampler.kind', 'is "remote"', 'train with the in-process sampler across ranks, or with remote samplers in one process');
+  if (config.algorithm.rejection) refuse('config.algorithm.preset', 'is rejection fine-tuning', 'run RFT in one process');
+  if (config.algorithm.kl) refuse('config.algorithm.kl', 'is set (a reference policy per rank is not wired yet)', 'drop the KL term, or train in one process');
+  if (config.tasks.kind === 'swe' && config.tasks.generate) refuse('config.tasks.generate', 'is set', 'generate the suite first (swerl tasks generate DIR) and point tasks.path at it');
+}
+
+/** Joins the group: rank 0's weights and AdamW state to every rank, then its trainer state. */
+async function joinRun(start: StartingPoint, parallel: ParallelRun): Promise<void> {
+  await start.policy.joinGroup({ rank: parallel.rank, worldSize: parallel.worldSize, masterAddr: parallel.masterAddr, masterPort: parallel.masterPort, timeoutMs: parallel.timeoutMs });
+  const lead = parallel.rank === 0;
+  const [step, elapsedSeconds] = await start.policy.allReduce(lead ? [start.state.step, start.state.elapsedSeconds] : [0, 0]);
+  start.state = { step: step!, elapsedSeconds: elapsedSeconds! };
+}
+
+/** A follower's tracker: rank 0 alone logs. */
+function silentTracker(): Tracker {
+  return { log: async () => undefined, close: async () => undefined };
 }

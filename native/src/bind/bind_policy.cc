@@ -149,6 +149,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
                         InstanceMethod("joinGroup", &PolicyHandle::JoinGroup),
                         InstanceMethod("allReduce", &PolicyHandle::AllReduce),
                         InstanceMethod("groupInfo", &PolicyHandle::GroupInfo),
+                        InstanceMethod("weightsFingerprint", &PolicyHandle::WeightsFingerprint),
                         InstanceMethod("dispose", &PolicyHandle::Dispose)});
   }
 
@@ -444,6 +445,21 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
             for (size_t i = 0; i < v.size(); ++i) out[i] = v[i];
             return out;
           });
+    });
+  }
+
+  // weightsFingerprint() -> Float64Array: each master tensor's sum and sum of squares.
+  Napi::Value WeightsFingerprint(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      Policy& p = policy(info.Env());
+      std::vector<double> values;
+      {
+        std::lock_guard<std::mutex> lock(p.mutex());
+        values = p.weights_fingerprint();
+      }
+      Napi::Float64Array out = Napi::Float64Array::New(info.Env(), values.size());
+      for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+      return out;
     });
   }
 

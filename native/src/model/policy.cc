@@ -209,8 +209,38 @@ void Policy::join_group(std::shared_ptr<ProcessGroup> group) {
   at::NoGradGuard no_grad;
   group->broadcast(master_, 0);
   copy_master_to_model();
+  // AdamW's state too (a resumed rank 0 has it, the others start fresh): whether there is
+  // any, and its step count, then the moments.
+  const bool lead = group->rank() == 0;
+  std::vector<double> meta{lead && has_optimizer_state() ? 1.0 : 0.0, lead ? double(adam_.step) : 0.0};
+  group->all_reduce_sum(meta);
+  if (meta[0] > 0) {
+    if (adam_.exp_avg.empty()) {
+      for (const at::Tensor& p : master_) {
+        adam_.exp_avg.push_back(at::zeros_like(p));
+        adam_.exp_avg_sq.push_back(at::zeros_like(p));
+      }
+    }
+    group->broadcast(adam_.exp_avg, 0);
+    group->broadcast(adam_.exp_avg_sq, 0);
+  } else {
+    adam_.exp_avg.clear();
+    adam_.exp_avg_sq.clear();
+  }
+  adam_.step = int64_t(meta[1]);
   generator_.reset();
   group_ = std::move(group);
+}
+
+std::vector<double> Policy::weights_fingerprint() const {
+  at::NoGradGuard no_grad;
+  std::vector<double> out;
+  for (const at::Tensor& m : master_) {
+    const at::Tensor d = m.to(at::kDouble);
+    out.push_back(d.sum().item<double>());
+    out.push_back(d.pow(2).sum().item<double>());
+  }
+  return out;
 }
 
 void Policy::set_optimizer_step(int64_t step) {

@@ -82,10 +82,13 @@ class Policy {
   void set_optimizer_step(int64_t step);
 
   // Data parallelism: from now on every train step sums its gradients (and loss) over the
-  // group's ranks before clipping and AdamW. Rank 0's weights are broadcast first, so every
-  // rank starts from the same ones.
+  // group's ranks before clipping and AdamW. Rank 0's weights and AdamW state are broadcast
+  // first, so every rank starts from the same ones.
   void join_group(std::shared_ptr<ProcessGroup> group);
   ProcessGroup* group() const { return group_.get(); }
+  // Each fp32 master tensor's sum and sum of squares (in float64): ranks that hold the same
+  // weights have the same bits here, cheaply compared across a group.
+  std::vector<double> weights_fingerprint() const;
 
   TrainResult train_step(const TrainBatch& batch, const TrainOptions& options);
   // log softmax(z / temperature)[token] of every token but each sequence's first (0 there).
