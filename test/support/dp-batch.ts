@@ -1,8 +1,8 @@
 /**
  * The global batches of the data-parallel tests: random token sequences of a seeded length,
  * each with a seeded advantage, token weights of the whole batch (1 / the global count of
- * trained tokens: the global denominator), and a rank's share (sequences i with i % world ==
- * rank). One process training on `globalBatch` and the ranks on their shares must agree.
+ * trained tokens: the global denominator). One process training on `globalBatch` and the
+ * ranks on their shares (lib/train/parallel.ts's rankShare) must agree.
  */
 import type { TrainSequence } from '../../lib/model/native-policy.js';
 import { mulberry32 } from '../../lib/util/random.js';
@@ -24,8 +24,4 @@ export function globalBatch(step: number, seed: number, sequences = 6): TrainSeq
     oldLogprobs: d.oldLogprobs,
     advantage: d.advantage,
   }));
-}
-
-export function rankShare<T>(batch: readonly T[], rank: number, world: number): T[] {
-  return batch.filter((_, i) => i % world === rank);
 }

@@ -7,7 +7,8 @@
  */
 import { presetConfig } from '../../lib/model/model-config.js';
 import { NativePolicy } from '../../lib/model/native-policy.js';
-import { DP_VOCAB, globalBatch, rankShare } from './dp-batch.js';
+import { rankShare } from '../../lib/train/parallel.js';
+import { DP_VOCAB, globalBatch } from './dp-batch.js';
 
 const args = JSON.parse(process.argv[2]!) as { rank: number; worldSize: number; port: number; out: string; steps: number; seed: number; dieAfterJoin?: boolean; timeoutMs?: number };
 const policy = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 100 + args.rank, optimizer: { lr: 1e-3 }, threads: 1 });
@@ -17,7 +18,7 @@ const sums = await policy.allReduce([args.rank, 1]);
 console.log(JSON.stringify({ rank: args.rank, group: policy.group, sums: Array.from(sums) }));
 try {
   for (let step = 0; step < args.steps; step++) {
-    const result = await policy.trainStep({ sequences: rankShare(globalBatch(step, args.seed), args.rank, args.worldSize), loss: { objective: 'policy-gradient' } });
+    const result = await policy.trainStep({ sequences: rankShare(globalBatch(step, args.seed), args), loss: { objective: 'policy-gradient' } });
     console.log(JSON.stringify({ rank: args.rank, step, loss: result.loss, gradNorm: result.gradNorm, lossTokens: result.lossTokens }));
   }
   await policy.save(args.out);

@@ -3,32 +3,20 @@
 // of each global batch (token weights of the whole batch) and end bit-identical to each other
 // and equal, within fp32 summation-order noise, to one process training on the whole batches.
 // A rank that dies makes the other's next collective fail with ERR_SWERL_DIST, promptly.
-import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 
 import t from 'tap';
 
 import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
-import { readCheckpointTensors, readTensorBytes } from '../../../lib/model/safetensors.js';
 import { native } from '../../../lib/native.js';
 import { spawnTs } from '../../support/child-process.js';
 import { DP_VOCAB, globalBatch } from '../../support/dp-batch.js';
+import { checkpointWeights, freePort } from '../../support/process-group.js';
 
 const WORKER = path.resolve(import.meta.dirname, '../../support/dp-worker.ts');
 const STEPS = 3;
 const SEED = Math.floor(Math.random() * 1e6);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 function rank(args: object): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
@@ -38,15 +26,6 @@ function rank(args: object): Promise<{ code: number | null; stdout: string; stde
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started })));
-}
-
-async function weights(dir: string): Promise<Map<string, Float32Array>> {
-  const out = new Map<string, Float32Array>();
-  for (const [name, entry] of await readCheckpointTensors(dir)) {
-    const bytes = await readTensorBytes(entry);
-    out.set(name, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
-  }
-  return out;
 }
 
 t.test('the addon has process groups', async (t) => {
@@ -64,7 +43,7 @@ t.test(`two ranks on loopback: bit-identical to each other, equal to one process
   const steps = runs.map((run) => run.stdout.trim().split('\n').slice(1).map((l) => JSON.parse(l)));
   t.same(steps[0]!.map((s: { loss: number }) => s.loss), steps[1]!.map((s: { loss: number }) => s.loss), 'the loss is the group\'s on both ranks');
 
-  const [a, b] = [await weights(path.join(dir, 'rank0')), await weights(path.join(dir, 'rank1'))];
+  const [a, b] = [await checkpointWeights(path.join(dir, 'rank0')), await checkpointWeights(path.join(dir, 'rank1'))];
   for (const [name, values] of a) t.ok(Buffer.from(values.buffer).equals(Buffer.from(b.get(name)!.buffer)), `${name}: bit-identical on both ranks`);
 
   // One process, rank 0's seed, the whole batches.
@@ -73,7 +52,7 @@ t.test(`two ranks on loopback: bit-identical to each other, equal to one process
   for (let step = 0; step < STEPS; step++) losses.push((await single.trainStep({ sequences: globalBatch(step, SEED), loss: { objective: 'policy-gradient' } })).loss);
   await single.save(path.join(dir, 'single'));
   single.dispose();
-  const reference = await weights(path.join(dir, 'single'));
+  const reference = await checkpointWeights(path.join(dir, 'single'));
   let worst = 0;
   for (const [name, values] of reference) {
     const other = a.get(name)!;

@@ -4,7 +4,6 @@
 // killed mid-run stops the group with a clear message and leaves no process behind. Also the
 // torchrun environment's parsing, the shares, and the gather through a group of one.
 import { readFileSync, readdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 
 import t from 'tap';
@@ -12,33 +11,14 @@ import t from 'tap';
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
-import { readCheckpointTensors, readTensorBytes } from '../../../lib/model/safetensors.js';
 import { allGatherBytes, gatherTrajectories, parallelFromEnv, rankShare } from '../../../lib/train/parallel.js';
 import { train } from '../../../lib/train/trainer.js';
 import { ROOT, runSwerl, spawnTs } from '../../support/child-process.js';
+import { checkpointWeights, freePort } from '../../support/process-group.js';
 
 const CLI = path.join(ROOT, 'lib/cli.ts');
 const FROZENLAKE = path.join(ROOT, 'examples/frozenlake.json');
 const RUN = ['run.steps=2', 'model.threads=1', 'eval.every=0', 'run.plots=false'];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function weights(dir: string): Promise<Map<string, Float32Array>> {
-  const out = new Map<string, Float32Array>();
-  for (const [name, entry] of await readCheckpointTensors(dir)) {
-    const bytes = await readTensorBytes(entry);
-    out.set(name, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
-  }
-  return out;
-}
 
 /** The pids of live processes whose environment holds MASTER_PORT=port (the ranks of one launch). */
 function ranksOf(port: number): { pid: number; rank: string }[] {
@@ -73,8 +53,8 @@ t.test('swerl train --nproc 2: the steps of one process, ranks bit-identical, ra
   t.equal(dp.length, 2, 'one metrics row a step: rank 0 alone writes');
   t.same(dp.map((r) => r.reward), one.map((r) => r.reward), 'the same rollouts, gathered');
   t.same(dp.map((r) => r.parallel), [{ worldSize: 2 }, { worldSize: 2 }]);
-  const [a, b] = [await weights(path.join(dir, 'dp/checkpoints/step-2')), await weights(path.join(dir, 'one/checkpoints/step-2'))];
-  const before = await weights(path.join(dir, 'one/checkpoints/step-0'));
+  const [a, b] = [await checkpointWeights(path.join(dir, 'dp/checkpoints/step-2')), await checkpointWeights(path.join(dir, 'one/checkpoints/step-2'))];
+  const before = await checkpointWeights(path.join(dir, 'one/checkpoints/step-0'));
   let worst = 0;
   let moved = 0;
   for (const [name, values] of a) {
