@@ -5,7 +5,7 @@
  * layout (each changed line's whitespace folded to single spaces, blank lines dropped; a file
  * whose changes are whitespace only is unchanged). Language-agnostic: no parsing of the code.
  */
-import { patchFiles } from '../env/tasks/patch-files.js';
+import { patchBlocks, patchFiles } from '../env/tasks/patch-files.js';
 
 interface FileEdit {
   path: string;
@@ -17,7 +17,7 @@ const fold = (line: string) => line.trim().replace(/\s+/g, ' ');
 
 /** Each file's changed lines, its path read by patchFiles (quoting, renames, deletions). */
 function fileEdits(patch: string): FileEdit[] {
-  return patch.split(/^(?=diff --git )/m).filter((block) => block.startsWith('diff --git ')).map((block) => {
+  return patchBlocks(patch).map((block) => {
     const file = patchFiles(block)[0]!;
     const edit: FileEdit = { path: (file.newPath ?? file.oldPath)!, removed: [], added: [] };
     const lines = block.split('\n');

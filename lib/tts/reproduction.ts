@@ -11,7 +11,7 @@ import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { TestLogFormat } from '../env/reward/test-log.js';
 import { shellQuote, type SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
-import { patchFiles } from '../env/tasks/patch-files.js';
+import { patchBlocks, patchFiles } from '../env/tasks/patch-files.js';
 import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy } from '../types/policy.js';
 import type { Slots } from '../util/bounded.js';
@@ -32,8 +32,7 @@ const NODE_TEST = /(^|\/)[^/]*test[^/]*\.(js|mjs|cjs|ts|mts|cts)$/i;
 
 /** The new files of a test writer's patch (the tests it wrote), by the task's test runner. */
 export function writtenTests(task: Task, writerPatch: string): WrittenTests {
-  const blocks = writerPatch.split(/^(?=diff --git )/m).filter((block) => block.startsWith('diff --git '));
-  const added = blocks.map((block) => ({ block, file: patchFiles(block)[0]! })).filter(({ file }) => file.oldPath === null && file.newPath !== null);
+  const added = patchBlocks(writerPatch).map((block) => ({ block, file: patchFiles(block)[0]! })).filter(({ file }) => file.oldPath === null && file.newPath !== null);
   const files = added.map(({ file }) => file.newPath!);
   const isTest = task.logFormat === 'node-tap' ? NODE_TEST : PYTHON_TEST;
   return { patch: added.map(({ block }) => block).join(''), files, testFiles: files.filter((f) => isTest.test(f)) };

@@ -52,10 +52,14 @@ function headerNames(header: string): [string, string] | null {
   return null;
 }
 
+/** A diff's per-file blocks (each from its `diff --git` line), text as it stands. */
+export function patchBlocks(patch: string): string[] {
+  return patch.split(/^(?=diff --git )/m).filter((block) => block.startsWith('diff --git '));
+}
+
 export function patchFiles(patch: string, field = 'patch'): PatchFile[] {
   const files: PatchFile[] = [];
-  for (const block of patch.split(/^(?=diff --git )/m)) {
-    if (!block.startsWith('diff --git ')) continue;
+  for (const block of patchBlocks(patch)) {
     const lines = block.split('\n');
     const header = lines[0]!;
     let oldPath: string | null | undefined;

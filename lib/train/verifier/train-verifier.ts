@@ -23,6 +23,7 @@ import type { Tokenizer } from '../../types/tokenizer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.js';
 import { mixSeed, permutation } from '../../util/random.js';
 import { sftStep } from '../sft/core.js';
+import { mean } from '../step-metrics.js';
 import { assertFitsVocabulary, type SftExample } from '../sft/example.js';
 import { accuracyAt, rocAuc } from './metrics.js';
 import { loadVerifierData, type LabeledRecord, type VerifierData } from './records.js';
@@ -97,7 +98,6 @@ async function problemStatements(tasks: string | undefined): Promise<Map<string,
   return new Map(loaded.tasks.map((t) => [t.id, t.problemStatement]));
 }
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const sideSummary = (items: readonly LabeledRecord[]): SideSummary => ({ records: items.length, tasks: new Set(items.map((r) => r.taskId)).size, ...classCounts(items) });
 
 interface Rendered {
