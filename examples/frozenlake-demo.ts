@@ -5,6 +5,7 @@
  *   npm run demo                         examples/frozenlake.json into runs/demo-<time>/
  *   npm run demo -- --config my.json     another config (same schema as `swerl train`)
  *   npm run demo -- --ablation           GRPO and GRPO++ on the same seeds and budget
+ *   npm run demo -- --async 1            rollouts collected while the learner trains, at most 1 step stale
  *
  * It prints the success curve, writes it with the timings to <run dir>/demo.json, and exits
  * non-zero unless success went from <= 0.2 to >= 0.9 and stayed there to the end of the run
@@ -95,11 +96,13 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       ablation: { type: 'boolean', default: false },
       steps: { type: 'string' },
+      async: { type: 'string' },
     },
   });
   const configPath = path.resolve(values.config!);
   const config = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
   if (values.steps !== undefined) config.run = { ...(config.run as object), steps: Number(values.steps) };
+  if (values.async !== undefined) config.rollout = { ...(config.rollout as object), mode: 'async', maxStaleness: Number(values.async) };
   const out = path.resolve(values.out ?? path.join('runs', `${values.ablation ? 'ablation' : 'demo'}-${stamp()}`));
 
   const stop = new AbortController();

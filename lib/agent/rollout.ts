@@ -85,7 +85,12 @@ export async function runRollouts(
   items: RolloutItem[],
   policy: AgentPolicy,
   options: RolloutOptions,
-  hooks: { signal?: AbortSignal; weightVersion?: number; onProgress?: (p: RolloutProgress) => void } = {},
+  hooks: {
+    signal?: AbortSignal;
+    /** The sampler's weight version, recorded on each trajectory; a function is read as each attempt starts (weights that change under a batch). */
+    weightVersion?: number | (() => number);
+    onProgress?: (p: RolloutProgress) => void;
+  } = {},
 ): Promise<Trajectory[]> {
   const stop = new AbortController();
   // Every episode in flight listens on it (and its generation on a child of it).
@@ -116,7 +121,7 @@ export async function runRollouts(
               context: { taskId: item.taskId, sample: item.sample, ...(item.task ? { task: item.task } : {}) },
               group: item.group,
               signal: stop.signal,
-              weightVersion: hooks.weightVersion ?? 0,
+              weightVersion: typeof hooks.weightVersion === 'function' ? hooks.weightVersion() : hooks.weightVersion ?? 0,
               ...(item.seed !== undefined ? { seed: item.seed } : {}),
             },
             options.agent,

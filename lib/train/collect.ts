@@ -91,7 +91,7 @@ export async function collect(
   for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
     rounds++;
     const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
-    const batch = await play(items, sampler.policy, options, { ...(signal ? { signal } : {}), weightVersion: sampler.version(), onProgress }, ranks);
+    const batch = await play(items, sampler.policy, options, { ...(signal ? { signal } : {}), weightVersion: () => sampler.version(), onProgress }, ranks);
     if (!dynamic) return { trajectories: batch, rounds };
     const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
     const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
@@ -102,6 +102,27 @@ export async function collect(
   const groups = [...new Set(kept.map((t) => t.group))].slice(0, rollout.tasksPerStep);
   const renumber = new Map(groups.map((g, i) => [g, i]));
   return { trajectories: kept.filter((t) => renumber.has(t.group)).map((t) => ({ ...t, group: renumber.get(t.group)! })), rounds };
+}
+
+/**
+ * Plays again, with the sampler's weights of now, the episodes of trajectories that are too
+ * stale to train on (async rollouts): the same task, group and sample, a seed of their own.
+ */
+export async function replay(config: TrainConfig, source: TaskSource, sampler: Sampler, step: number, stale: readonly Trajectory[], signal: AbortSignal): Promise<Trajectory[]> {
+  const refs = new Map(source.train.map((ref) => [ref.id, ref]));
+  const items = stale.map((t): RolloutItem => {
+    const ref = refs.get(t.taskId);
+    if (!ref) throw new Error(`replay: ${t.taskId} is not a training task`);
+    return {
+      taskId: ref.id,
+      ...(ref.task ? { task: ref.task } : {}),
+      group: t.group,
+      sample: t.sample,
+      seed: mixSeed(config.run.seed, step, 0x5ea1e, t.group, t.sample) * 1024,
+      makeEnv: () => source.makeEnv(ref),
+    };
+  });
+  return runRollouts(items, sampler.policy, rolloutOptions(config, agentOptions(config, source)), { signal, weightVersion: () => sampler.version() });
 }
 
 /** Greedy success on the eval tasks (each run eval.samples times). */

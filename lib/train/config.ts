@@ -133,6 +133,13 @@ export interface RolloutConfig extends Omit<AgentLoopOptions, 'budgetWarning'> {
   retries: number;
   /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
   allowNonPureSampling: boolean;
+  /**
+   * 'sync': collect, then learn. 'async': the next steps' rollouts are collected while the
+   * learner trains (lib/train/async-rollouts.ts), from weights at most maxStaleness steps old.
+   */
+  mode: 'sync' | 'async';
+  /** Async: how many training steps behind the trained weights a trajectory's sampler may be (0 = the sync schedule). */
+  maxStaleness: number;
 }
 
 export interface EvalConfig {
@@ -291,6 +298,8 @@ const ROLLOUT_ENGINE_FIELDS = {
   generationConcurrency: COUNT(0, 4096, 0),
   retries: COUNT(0, 100, 2),
   allowNonPureSampling: { type: 'boolean', default: false },
+  mode: { enum: ['sync', 'async'], default: 'sync' },
+  maxStaleness: COUNT(0, 64, 1),
 };
 // The agent loop's fields follow in the same section (checked by its own parser).
 const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> & Record<string, unknown>>({
@@ -477,7 +486,7 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
     throw invalidArg('config.rollout.budgetWarning', 'is set by the task kind (FrozenLake: answer now; SWE: call finish now)', 'remove it');
   for (const key of Object.keys(rolloutRaw))
     if (!ROLLOUT_FIELDS.includes(key)) throw invalidArg(`config.rollout.${key}`, `is not a known option${didYouMean(key, ROLLOUT_FIELDS)}; known: ${ROLLOUT_FIELDS.join(', ')}`);
-  const { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentRaw } = parseRollout(rolloutRaw, 'config.rollout');
+  const { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, mode, maxStaleness, ...agentRaw } = parseRollout(rolloutRaw, 'config.rollout');
   const agent = parseAgentLoopOptions(
     { budgetWarning: undefined, ...agentRaw },
     'config.rollout',
@@ -486,11 +495,13 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
   // The "submit now" line comes when an eighth of the response budget is left (at most 4096
   // tokens), unless the config says otherwise (0 = never).
   if (agentRaw.warnTokensLeft === undefined) agentFields.warnTokensLeft = Math.min(4096, Math.floor(agentFields.responseBudget / 8));
-  const rollout: RolloutConfig = { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, ...agentFields };
+  const rollout: RolloutConfig = { tasksPerStep, samplesPerTask, concurrency, generationConcurrency, retries, allowNonPureSampling, mode, maxStaleness, ...agentFields };
   if (!allowNonPureSampling) {
     if (rollout.topK !== 0) throw invalidArg('config.rollout.topK', `is ${rollout.topK}: top-k sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
     if (rollout.topP !== 1) throw invalidArg('config.rollout.topP', `is ${rollout.topP}: top-p sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
   }
+  if (mode === 'sync' && rolloutRaw.maxStaleness !== undefined)
+    throw invalidArg('config.rollout.maxStaleness', 'only bounds asynchronous rollouts, and config.rollout.mode is "sync"', 'set config.rollout.mode: "async", or remove maxStaleness');
   // Temperature sampling is pure sampling from softmax(z / T); the loss is given the same T.
   if (rollout.temperature === 0) throw invalidArg('config.rollout.temperature', 'is 0 (greedy): RL needs samples from the policy', 'use 1 (DeepSWE), or another temperature > 0');
   if (rl && tasks?.kind === 'frozenlake' && tasksPerStep > tasks.trainSeeds.length)

@@ -19,8 +19,13 @@ export function stepMetrics(
   shaped: ShapedBatch,
   results: readonly TrainStepResult[],
   rounds: number,
-  time: { rolloutSeconds: number; trainSeconds: number },
+  /**
+   * rolloutSeconds: how long the step waited for its rollouts; collectSeconds (async): how long
+   * they took to collect, beside the training (the rates' denominator when given).
+   */
+  time: { rolloutSeconds: number; trainSeconds: number; collectSeconds?: number },
 ): Record<string, unknown> {
+  const collecting = time.collectSeconds ?? time.rolloutSeconds;
   const rewards = trajectories.map((t) => t.reward);
   const solve = solveCounts(trajectories);
   const terminations: Record<string, number> = {};
@@ -64,8 +69,8 @@ export function stepMetrics(
       generateSecondsSum: generateMs / 1000,
       envSecondsSum: envMs / 1000,
       tokensPerSecondTrain: results.length ? results.reduce((s, r) => s + r.tokens, 0) / time.trainSeconds : NaN,
-      episodesPerSecond: trajectories.length / time.rolloutSeconds,
-      sampledTokensPerSecond: sampled / time.rolloutSeconds,
+      episodesPerSecond: trajectories.length / collecting,
+      sampledTokensPerSecond: sampled / collecting,
     },
   };
 }

@@ -12,7 +12,8 @@ import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
 import { optimizerStepsPerRun } from './algorithms.js';
-import { collect, evaluate } from './collect.js';
+import { AsyncRollouts, VersionClock, type Batch } from './async-rollouts.js';
+import { collect, evaluate, replay } from './collect.js';
 import { isSftConfig, resolveTrainConfig, type TrainConfig } from './config.js';
 import { learn } from './learn.js';
 import { rejectionLearn } from './rft/learn.js';
@@ -108,7 +109,11 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const tasks = source!;
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
 
-  const reference = await referencePolicy(config, dir, optimizerSteps);
+  // Every rank reads the KL reference from rank 0's run directory (its step-0 checkpoint).
+  const reference = await referencePolicy(config, dir, optimizerSteps).catch((error: unknown) => {
+    if (lead || !(error instanceof SwerlError)) throw error;
+    throw new SwerlError(error.code, `${error.message}; rank ${parallel!.rank} reads the KL reference from rank 0's run directory, so across nodes run.dir must be on a shared filesystem`);
+  });
   // The loss's options, checked and resolved once for the run (the config already bounded them).
   const loss = resolveLossOptions({
     clipLow: algorithm.clipLow,
@@ -128,6 +133,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
   let sampler: Sampler | undefined;
+  let pipeline: AsyncRollouts | undefined;
   let identical: boolean | undefined;
   const learningStall = new LearningStallDetector();
 
@@ -141,6 +147,23 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       if (lead) await dir.writeMetrics(metricsRows);
       await tracker.log(0, metricsRows.at(-1)!);
     }
+    // Async: a producer collects the next steps' batches while this loop trains.
+    const clock = new VersionClock();
+    clock.mark(state.step, sampler.version());
+    const collectStep = (step: number, signal: AbortSignal | undefined): Promise<Batch> =>
+      collect(config, tasks, sampler!, step, signal, (progress) => emit({ type: 'rollouts', step, progress }), ranks);
+    if (config.rollout.mode === 'async') {
+      const s = sampler;
+      pipeline = new AsyncRollouts({
+        maxStaleness: config.rollout.maxStaleness,
+        version: state.step,
+        lastStep: run.steps,
+        clock,
+        collect: collectStep,
+        replay: (step, stale, signal) => replay(config, tasks, s, step, stale, signal),
+        ...(hooks.signal ? { signal: hooks.signal } : {}),
+      });
+    }
     while (state.step < run.steps) {
       // Every rank stops at the same step: a stop anywhere is everyone's.
       if (parallel ? (await policy.allReduce([stopped() ? 1 : 0]))[0]! > 0 : stopped()) {
@@ -150,7 +173,8 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const step = state.step + 1;
       const stepStarted = performance.now();
       const prefixCacheBefore = policy.prefixCache;
-      const collected = await collect(config, tasks, sampler, step, hooks.signal, (progress) => emit({ type: 'rollouts', step, progress }), ranks);
+      const taken = pipeline ? await pipeline.take(step) : undefined;
+      const collected = taken ?? (await collectStep(step, hooks.signal));
       const { rounds } = collected;
       let trajectories = collected.trajectories;
       const rolloutSeconds = (performance.now() - stepStarted) / 1000;
@@ -173,10 +197,14 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       });
       const syncSeconds = await sampler.sync();
       const trainSeconds = (performance.now() - trainStarted) / 1000;
+      // The weights of version `step` are in place: the producer may go on.
+      clock.mark(step, sampler.version());
+      pipeline?.advance(step);
 
-      const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds });
+      const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds, ...(taken ? { collectSeconds: taken.collectSeconds } : {}) });
       if (!sampler.remote) metrics.prefixCache = prefixCacheDelta(policy.prefixCache, prefixCacheBefore);
       if (round) metrics.rejection = round;
+      if (taken) metrics.async = { maxStaleness: config.rollout.maxStaleness, staleness: taken.staleness, dropped: taken.dropped, waitSeconds: taken.waitSeconds, collectSeconds: taken.collectSeconds };
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
@@ -216,6 +244,8 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
     stoppedEarly = true;
   } finally {
+    // Batches in flight end (their envs closed) before the policy they sample goes.
+    await pipeline?.close();
     await tracker.close();
     await sampler?.close();
     policy.dispose();
@@ -244,9 +274,9 @@ function assertParallelizable(config: TrainConfig): void {
   const refuse = (field: string, why: string, fix: string) => {
     throw invalidArg(field, `${why} and this run is data parallel (WORLD_SIZE > 1)`, fix);
   };
+  if (config.rollout.mode === 'async') refuse('config.rollout.mode', 'is "async" (its gathers and the train step\'s all-reduce would interleave on one process group)', 'use mode "sync" across ranks, or async rollouts in one process');
   if (config.sampler.kind === 'remote') refuse('config.sampler.kind', 'is "remote"', 'train with the in-process sampler across ranks, or with remote samplers in one process');
   if (config.algorithm.rejection) refuse('config.algorithm.preset', 'is rejection fine-tuning', 'run RFT in one process');
-  if (config.algorithm.kl) refuse('config.algorithm.kl', 'is set (a reference policy per rank is not wired yet)', 'drop the KL term, or train in one process');
   if (config.tasks.kind === 'swe' && config.tasks.generate) refuse('config.tasks.generate', 'is set', 'generate the suite first (swerl tasks generate DIR) and point tasks.path at it');
 }
 

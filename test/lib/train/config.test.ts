@@ -54,6 +54,8 @@ t.test('defaults are filled in', async (t) => {
     generationConcurrency: 0,
     retries: 2,
     allowNonPureSampling: false,
+    mode: 'sync',
+    maxStaleness: 1,
     maxTurns: 50,
     promptBudget: 4096,
     responseBudget: 32768,
@@ -128,6 +130,16 @@ t.test('relative input paths are resolved against baseDir, outputs against the w
   const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
   t.equal(absolute.run.dir, '/tmp/run');
   t.equal(resolveTrainConfig(config(), '/other').run.dir, path.resolve('runs/a'), 'baseDir does not move the outputs');
+});
+
+t.test('rollout.mode: async with its staleness bound; maxStaleness alone is refused', async (t) => {
+  const async = resolve({ rollout: { mode: 'async', maxStaleness: 2 } });
+  t.equal(async.rollout.mode, 'async');
+  t.equal(async.rollout.maxStaleness, 2);
+  t.equal(resolve({ rollout: { mode: 'async' } }).rollout.maxStaleness, 1, 'one step behind by default');
+  refuses(t, config({ rollout: { maxStaleness: 2 } }), 'config.rollout.maxStaleness', /mode is "sync".*set config\.rollout\.mode: "async"/);
+  refuses(t, config({ rollout: { mode: 'overlapped' } }), 'config.rollout.mode', /sync|async/);
+  refuses(t, config({ rollout: { mode: 'async', maxStaleness: -1 } }), 'config.rollout.maxStaleness', />= 0/);
 });
 
 t.test('sampling: temperature 0, topK and topP are refused unless allowed', async (t) => {

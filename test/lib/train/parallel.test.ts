@@ -19,6 +19,8 @@ import { checkpointWeights, freePort } from '../../support/process-group.js';
 const CLI = path.join(ROOT, 'lib/cli.ts');
 const FROZENLAKE = path.join(ROOT, 'examples/frozenlake.json');
 const RUN = ['run.steps=2', 'model.threads=1', 'eval.every=0', 'run.plots=false'];
+/** With a KL term: each rank reads the reference from rank 0's step-0 checkpoint. */
+const KL = ['algorithm.kl={coef: 0.05}'];
 
 /** The pids of live processes whose environment holds MASTER_PORT=port (the ranks of one launch). */
 function ranksOf(port: number): { pid: number; rank: string }[] {
@@ -37,12 +39,12 @@ function ranksOf(port: number): { pid: number; rank: string }[] {
 
 const rows = (dir: string) => readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-t.test('swerl train --nproc 2: the steps of one process, ranks bit-identical, rank 0 writes', async (t) => {
+t.test('swerl train --nproc 2 (with a KL term): the steps of one process, ranks bit-identical, rank 0 writes', async (t) => {
   const dir = t.testdir();
   const port = await freePort();
   const [parallel, single] = await Promise.all([
-    runSwerl(['train', FROZENLAKE, ...RUN, '--dir', path.join(dir, 'dp'), '--nproc', '2', '--master-port', String(port)]),
-    runSwerl(['train', FROZENLAKE, ...RUN, '--dir', path.join(dir, 'one')]),
+    runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'dp'), '--nproc', '2', '--master-port', String(port)]),
+    runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'one')]),
   ]);
   t.equal(parallel.code, 0, parallel.stderr.slice(-3000));
   t.equal(single.code, 0, single.stderr.slice(-3000));
@@ -110,8 +112,8 @@ t.test('a data-parallel config the group cannot run yet is refused before anythi
   const dir = t.testdir();
   const config = JSON.parse(readFileSync(FROZENLAKE, 'utf8'));
   const parallel = { rank: 0, worldSize: 2, localRank: 0, masterAddr: '127.0.0.1', masterPort: 1, timeoutMs: 1000 };
-  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'kl') }, algorithm: { ...config.algorithm, kl: { coef: 0.01 } } }, { parallel }), { code: 'ERR_SWERL_INVALID_ARG', message: /config\.algorithm\.kl is set .* and this run is data parallel/ });
-  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'rft') }, algorithm: { preset: 'rft' } }, { parallel }), { message: /config\.algorithm\.preset is rejection fine-tuning and this run is data parallel/ });
+  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'rft') }, algorithm: { preset: 'rft' } }, { parallel }), { code: 'ERR_SWERL_INVALID_ARG', message: /config\.algorithm\.preset is rejection fine-tuning and this run is data parallel/ });
+  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'async') }, rollout: { ...config.rollout, mode: 'async' } }, { parallel }), { message: /config\.rollout\.mode is "async" .* and this run is data parallel/ });
   t.same(readdirSync(dir), [], 'no run directory was made');
 });
 

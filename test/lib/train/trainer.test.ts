@@ -208,6 +208,32 @@ t.test("DAPO's dynamic sampling: uninformative groups are set aside and more are
   t.same([...new Set(saved.map((x) => x.group))].sort(), [0, 1], 'groups numbered from 0');
 });
 
+t.test('rollout.mode async: the next batch is sampled while the learner trains, at most maxStaleness steps behind; a stop and a resume', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const c = config(dir, { run: { steps: 3 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
+  const asyncConfig = { ...c, rollout: { ...c.rollout, mode: 'async', maxStaleness: 1 } };
+  // Stopped once step 1 is done: step 2's batch, already being collected, is abandoned.
+  const stop = new AbortController();
+  const first = await train(asyncConfig, { signal: stop.signal, onEvent: (e) => e.type === 'step' && e.step === 1 && stop.abort() });
+  t.match(first, { steps: 1, stopped: true });
+  const summary = await train({ ...asyncConfig, run: { ...asyncConfig.run, resume: true } });
+  t.match(summary, { steps: 3, stopped: false });
+
+  const rows = metricsRows(dir);
+  t.same(rows.map((r) => r.step), [1, 2, 3]);
+  for (const row of rows) {
+    t.match(row.async, { maxStaleness: 1, dropped: 0, staleness: { mean: Number, max: Number }, waitSeconds: Number, collectSeconds: Number }, `step ${row.step}: the async metrics`);
+    t.ok(row.async.staleness.max <= 1, `step ${row.step}: no trajectory more than 1 step behind (${row.async.staleness.max})`);
+  }
+  t.equal(rows[0]!.async.staleness.max, 0, 'step 1 trains the weights that sampled it');
+  t.equal(rows[2]!.async.staleness.max, 1, "step 3's batch was sampled (from its start) while step 2 trained: one step behind");
+  const optimizerStepsPerStep = rows[0]!.loss.optimizerSteps as number;
+  t.ok(optimizerStepsPerStep > 0);
+  const third = await trajectories(dir, 3);
+  // The resumed run starts at version 1 (optimizer steps = one step's); step 3's episodes began on those weights.
+  t.ok(third.every((x) => x.weightVersion < 2 * optimizerStepsPerStep), "step 3's episodes began before step 2's update");
+});
+
 t.test('an abort mid-rollout stops the run with the earlier steps intact; resume completes it', async (t) => {
   const root = t.testdir();
   const dir = path.join(root, 'run');
