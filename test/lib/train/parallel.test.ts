@@ -12,6 +12,7 @@ import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { allGatherBytes, gatherTrajectories, parallelFromEnv, rankShare } from '../../../lib/train/parallel.js';
+import { RunDirectory } from '../../../lib/train/run-dir.js';
 import { train } from '../../../lib/train/trainer.js';
 import { ROOT, runSwerl, spawnTs } from '../../support/child-process.js';
 import { checkpointWeights, freePort } from '../../support/process-group.js';
@@ -69,6 +70,23 @@ t.test('swerl train --nproc 2 (with a KL term): the steps of one process, ranks 
   }
   t.ok(moved > 1e-4, `the steps changed the weights (by up to ${moved.toExponential(2)})`);
   t.ok(worst <= 1e-5, `the group's weights equal one process's within fp32 noise (worst relative gap ${worst.toExponential(2)})`);
+});
+
+t.test('a SWE task in a group: each rank plays its share in its own bwrap sandboxes, rank 0 writes every trajectory, none is left', async (t) => {
+  const dir = t.testdir();
+  const port = await freePort();
+  const sandboxes = path.join(dir, 'sandboxes');
+  const run = await runSwerl(
+    ['train', path.join(ROOT, 'examples/swe-mini.json'), 'run.steps=1', 'model.threads=1', 'eval.every=0', 'run.plots=false', '--dir', path.join(dir, 'run'), '--nproc', '2', '--master-port', String(port)],
+    { SWERL_SANDBOX_ROOT: sandboxes },
+  );
+  t.equal(run.code, 0, run.stderr.slice(-3000));
+  const summary = JSON.parse(readFileSync(path.join(dir, 'run', 'summary.json'), 'utf8'));
+  t.same(summary.parallel, { worldSize: 2, identicalWeights: true });
+  const saved = await new RunDirectory(path.join(dir, 'run')).readTrajectories(1);
+  t.equal(saved.length, 4, 'tasksPerStep 2 x samplesPerTask 2, gathered from both ranks');
+  t.ok(saved.every((x) => x.turns.length > 0 && x.termination !== 'error'), 'every episode ran in a sandbox');
+  t.same(readdirSync(sandboxes).filter((name) => !name.startsWith('.')), [], 'no sandbox is left');
 });
 
 t.test('a rank killed mid-run: the launcher stops the group, says which, and nothing is left', async (t) => {
