@@ -72,6 +72,20 @@ t.test('launched servers', async (t) => {
   await checkRun(t, dir);
 });
 
+t.test('async rollouts on a launched server: the next batch is sampled on the synced version before, at most k = 1 behind', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const c = config(dir, { kind: 'remote', launch: 1 });
+  const summary = await train({ ...c, run: { ...c.run, steps: 3 }, eval: { every: 0 }, rollout: { ...c.rollout, mode: 'async', maxStaleness: 1 } });
+  t.equal(summary.steps, 3);
+  const rows = metricsRows(dir);
+  t.same(rows.map((r) => r.async.staleness.max), [0, 1, 1], 'steps 2 and 3 train on batches sampled one version back');
+  const versions = rows.map((r) => r.sampler.weightVersion as number);
+  t.ok(versions[0]! > 0 && versions[1]! > versions[0]!, `the server loaded each step's weights (versions ${versions.join(', ')})`);
+  const run = new RunDirectory(dir);
+  t.ok((await run.readTrajectories(2)).every((tr) => tr.weightVersion === 0), "step 2's batch was sampled on the starting weights, while step 1 trained");
+  t.ok((await run.readTrajectories(3)).every((tr) => tr.weightVersion === versions[0]), "step 3's on step 1's weights, while step 2 trained");
+});
+
 t.test('config refusals', async (t) => {
   const bad = (sampler: object, message: RegExp) => t.throws(() => resolveTrainConfig(config('/tmp/x', sampler)), { code: 'ERR_SWERL_INVALID_ARG', message });
   bad({ kind: 'remote' }, /config.sampler with kind "remote" needs exactly one of servers/);
