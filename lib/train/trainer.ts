@@ -190,7 +190,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const shaped = shapeBatch(trajectories, algorithm);
       // Rejection fine-tuning (the rft preset) or the policy-gradient loss.
       const { results, round } = await (algorithm.rejection
-        ? rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step)
+        ? rejectionLearn(policy, trajectories, algorithm.rejection, run.seed, step, parallel)
         : learn(config, policy, reference, trajectories, shaped, step, loss, parallel).then((learned) => ({ results: learned, round: undefined }))
       ).catch(async (error: unknown) => {
         throw await numericStop(error, step, dir, undefined, lead);
@@ -276,7 +276,6 @@ function assertParallelizable(config: TrainConfig): void {
   };
   if (config.rollout.mode === 'async') refuse('config.rollout.mode', 'is "async" (its gathers and the train step\'s all-reduce would interleave on one process group)', 'use mode "sync" across ranks, or async rollouts in one process');
   if (config.sampler.kind === 'remote') refuse('config.sampler.kind', 'is "remote"', 'train with the in-process sampler across ranks, or with remote samplers in one process');
-  if (config.algorithm.rejection) refuse('config.algorithm.preset', 'is rejection fine-tuning', 'run RFT in one process');
   if (config.tasks.kind === 'swe' && config.tasks.generate) refuse('config.tasks.generate', 'is set', 'generate the suite first (swerl tasks generate DIR) and point tasks.path at it');
 }
 

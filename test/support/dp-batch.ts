@@ -9,6 +9,11 @@ import { mulberry32 } from '../../lib/util/random.js';
 
 export const DP_VOCAB = 265;
 
+/** The loss of step `step`: the policy gradient (RL) and NLL (SFT, rejection fine-tuning) in turn. */
+export function stepObjective(step: number): 'policy-gradient' | 'nll' {
+  return step % 2 === 0 ? 'policy-gradient' : 'nll';
+}
+
 export function globalBatch(step: number, seed: number, sequences = 6): TrainSequence[] {
   const rand = mulberry32(seed * 1000 + step);
   const drafts = Array.from({ length: sequences }, () => {

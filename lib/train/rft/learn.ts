@@ -7,6 +7,7 @@
 import type { Trajectory } from '../../agent/trajectory.js';
 import type { NativePolicy, TrainStepResult } from '../../model/native-policy.js';
 import { mixSeed } from '../../util/random.js';
+import { rankShare, type ParallelRun } from '../parallel.js';
 import type { AlgorithmConfig } from '../algorithms.js';
 import { sftSequences, stepExamples } from '../sft/core.js';
 import type { SftExample } from '../sft/example.js';
@@ -24,6 +25,7 @@ export async function rejectionLearn(
   rejection: NonNullable<AlgorithmConfig['rejection']>,
   seed: number,
   step: number,
+  parallel?: ParallelRun,
 ): Promise<RejectionStep> {
   const { examples: kept, ...counts } = selectResolved(trajectories);
   const examples: SftExample[] = kept.map((e) => ({ ...e, source: `step ${step}` }));
@@ -33,7 +35,9 @@ export async function rejectionLearn(
   const optimizerSteps = examples.length === 0 ? 0 : Math.ceil((examples.length * rejection.epochs) / perStep);
   for (let k = 1; k <= optimizerSteps; k++) {
     const batch = stepExamples(examples, perStep, mixSeed(seed, step, 0x4f7), k);
-    results.push(await policy.trainStep({ sequences: sftSequences(batch), loss: { objective: 'nll' } }));
+    // Data parallel: every rank selected the same batch; each trains its share, weighted by the
+    // whole batch's token count, and the train step sums the ranks' gradients.
+    results.push(await policy.trainStep({ sequences: rankShare(sftSequences(batch), parallel), loss: { objective: 'nll' } }));
   }
   return { results, round: { ...counts, examples: examples.length } };
 }

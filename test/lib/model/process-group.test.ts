@@ -1,6 +1,7 @@
 // Data parallelism on PyTorch's c10d (Gloo over loopback TCP), with real processes: two ranks
 // that start from different random weights join a group, get rank 0's, train on their halves
-// of each global batch (token weights of the whole batch) and end bit-identical to each other
+// of each global batch (token weights of the whole batch; policy-gradient and NLL steps in
+// turn) and end bit-identical to each other
 // and equal, within fp32 summation-order noise, to one process training on the whole batches.
 // A rank that dies makes the other's next collective fail with ERR_SWERL_DIST, promptly.
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { native } from '../../../lib/native.js';
 import { spawnTs } from '../../support/child-process.js';
-import { DP_VOCAB, globalBatch } from '../../support/dp-batch.js';
+import { DP_VOCAB, globalBatch, stepObjective } from '../../support/dp-batch.js';
 import { checkpointWeights, freePort } from '../../support/process-group.js';
 
 const WORKER = path.resolve(import.meta.dirname, '../../support/dp-worker.ts');
@@ -49,7 +50,7 @@ t.test(`two ranks on loopback: bit-identical to each other, equal to one process
   // One process, rank 0's seed, the whole batches.
   const single = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 100, optimizer: { lr: 1e-3 }, threads: 1 });
   const losses: number[] = [];
-  for (let step = 0; step < STEPS; step++) losses.push((await single.trainStep({ sequences: globalBatch(step, SEED), loss: { objective: 'policy-gradient' } })).loss);
+  for (let step = 0; step < STEPS; step++) losses.push((await single.trainStep({ sequences: globalBatch(step, SEED), loss: { objective: stepObjective(step) } })).loss);
   await single.save(path.join(dir, 'single'));
   single.dispose();
   const reference = await checkpointWeights(path.join(dir, 'single'));

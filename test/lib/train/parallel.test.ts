@@ -130,7 +130,7 @@ t.test('a data-parallel config the group cannot run yet is refused before anythi
   const dir = t.testdir();
   const config = JSON.parse(readFileSync(FROZENLAKE, 'utf8'));
   const parallel = { rank: 0, worldSize: 2, localRank: 0, masterAddr: '127.0.0.1', masterPort: 1, timeoutMs: 1000 };
-  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'rft') }, algorithm: { preset: 'rft' } }, { parallel }), { code: 'ERR_SWERL_INVALID_ARG', message: /config\.algorithm\.preset is rejection fine-tuning and this run is data parallel/ });
+  await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'remote') }, sampler: { kind: 'remote', launch: 1 } }, { parallel }), { code: 'ERR_SWERL_INVALID_ARG', message: /config\.sampler\.kind is "remote" and this run is data parallel/ });
   await t.rejects(train({ ...config, run: { ...config.run, dir: path.join(dir, 'async') }, rollout: { ...config.rollout, mode: 'async' } }, { parallel }), { message: /config\.rollout\.mode is "async" .* and this run is data parallel/ });
   t.same(readdirSync(dir), [], 'no run directory was made');
 });
