@@ -2,6 +2,9 @@
  * Where a run's episodes come from: FrozenLake maps by seed, or SWE tasks in sandboxes. A
  * source names its training and evaluation tasks and makes a fresh env for one.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
 import { SwerlError, invalidArg } from '../errors.js';
 import type { Env } from '../env/env.js';
 import { FrozenLakeEnv } from '../env/frozen-lake.js';
@@ -10,7 +13,7 @@ import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
 import type { Task } from '../env/tasks/task.js';
-import { writeSweGenSuite } from '../env/tasks/swe-gen/suite.js';
+import { sweGenSuiteIds, writeSweGenSuite } from '../env/tasks/swe-gen/suite.js';
 import type { FrozenLakeTasksConfig, SweGenerateConfig, SweTasksConfig, TasksConfig } from './config.js';
 
 export interface TaskRef {
@@ -71,10 +74,17 @@ class SweSource implements TaskSource {
 
 /**
  * Writes the generated train and held-out suites into `dir` (the same bytes for the same knobs,
- * so a resumed run finds what it started with); resolves with the held-out ids.
+ * so a resumed run finds what it started with); resolves with the held-out ids. `reuse` (a
+ * data-parallel follower): where every task is there already (rank 0 wrote them, on this node
+ * or a shared filesystem), nothing is rewritten under rank 0's sandboxes.
  */
-async function generateSuites(dir: string, generate: SweGenerateConfig): Promise<string[]> {
+async function generateSuites(dir: string, generate: SweGenerateConfig, reuse: boolean): Promise<string[]> {
   const { train, heldout, ...knobs } = generate;
+  if (reuse) {
+    const trainIds = sweGenSuiteIds({ ...knobs, split: 'train', count: train });
+    const heldoutIds = heldout === 0 ? [] : sweGenSuiteIds({ ...knobs, split: 'heldout', count: heldout });
+    if ([...trainIds, ...heldoutIds].every((id) => existsSync(path.join(dir, id)))) return heldoutIds;
+  }
   await writeSweGenSuite(dir, { ...knobs, split: 'train', count: train, force: true });
   if (heldout === 0) return [];
   const suite = await writeSweGenSuite(dir, { ...knobs, split: 'heldout', count: heldout, force: true });
@@ -82,9 +92,9 @@ async function generateSuites(dir: string, generate: SweGenerateConfig): Promise
 }
 
 /** The tasks of a config, loaded and checked. */
-export async function openTaskSource(config: TasksConfig, label: string): Promise<TaskSource> {
+export async function openTaskSource(config: TasksConfig, label: string, options: { reuseGenerated?: boolean } = {}): Promise<TaskSource> {
   if (config.kind === 'frozenlake') return new FrozenLakeSource(config);
-  const heldout = config.generate ? await generateSuites(config.path, config.generate) : [];
+  const heldout = config.generate ? await generateSuites(config.path, config.generate, options.reuseGenerated ?? false) : [];
   const { tasks, problems } = await loadTasks(config.path, {
     ...(config.format ? { format: config.format } : {}),
     ...(config.repos !== undefined ? { repos: config.repos } : {}),

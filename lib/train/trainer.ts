@@ -94,7 +94,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       : { policy: await followerPolicy(config, optimizerSteps), state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
     if (parallel) {
       await joinRun(start, parallel);
-      source ??= await openTaskSource(config.tasks, label);
+      source ??= await openTaskSource(config.tasks, label, { reuseGenerated: true });
     }
   } catch (error) {
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
@@ -276,7 +276,6 @@ function assertParallelizable(config: TrainConfig): void {
   };
   if (config.rollout.mode === 'async') refuse('config.rollout.mode', 'is "async" (its gathers and the train step\'s all-reduce would interleave on one process group)', 'use mode "sync" across ranks, or async rollouts in one process');
   if (config.sampler.kind === 'remote') refuse('config.sampler.kind', 'is "remote"', 'train with the in-process sampler across ranks, or with remote samplers in one process');
-  if (config.tasks.kind === 'swe' && config.tasks.generate) refuse('config.tasks.generate', 'is set', 'generate the suite first (swerl tasks generate DIR) and point tasks.path at it');
 }
 
 /** Joins the group: rank 0's weights and AdamW state to every rank, then its trainer state. */

@@ -3,7 +3,7 @@
  * config says, the same bytes on a second open (a resumed run), with the held-out split as the
  * eval tasks, never trained on.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import t from 'tap';
@@ -33,6 +33,17 @@ t.test('tasks.generate: suites written into <run.dir>/tasks, the held-out split 
   const again = await openTaskSource(resolved.tasks, 'swerl-test');
   t.same(again.train.map((r) => r.id), source.train.map((r) => r.id), 'a second open (a resumed run) finds the same tasks');
   t.equal(readFileSync(file, 'utf8'), before, 'byte for byte');
+
+  // A data-parallel follower finds rank 0's suite and leaves its files alone (no rewrite under
+  // rank 0's sandboxes); where the suite is missing (another node's disk) it writes it.
+  const inode = statSync(file).ino;
+  const follower = await openTaskSource(resolved.tasks, 'swerl-test', { reuseGenerated: true });
+  t.same(follower.evaluation.map((r) => r.id), source.evaluation.map((r) => r.id), 'the follower has the same held-out ids');
+  t.equal(statSync(file).ino, inode, 'and did not rewrite the files');
+  rmSync(path.join(dir, 'tasks'), { recursive: true });
+  const elsewhere = await openTaskSource(resolved.tasks, 'swerl-test', { reuseGenerated: true });
+  t.same(elsewhere.train.map((r) => r.id), source.train.map((r) => r.id), 'on a disk without it, it generates the same tasks');
+  t.equal(readFileSync(file, 'utf8'), before);
 });
 
 t.test('tasks.generate is checked when the config loads', async (t) => {

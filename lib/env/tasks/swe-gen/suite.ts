@@ -134,6 +134,14 @@ async function writeTask(dir: string, task: GeneratedTask): Promise<string> {
   return folder;
 }
 
+/** The ids of the tasks writeSweGenSuite would write for `request`, generated in memory only. */
+export function sweGenSuiteIds(request: SweGenSuiteRequest = {}): string[] {
+  const { disjointFrom: _unused, ...rest } = request;
+  const options = parseSweGenSuiteOptions(rest, 'options');
+  const taskOptions = taskOptionsOf(options);
+  return Array.from({ length: options.count }, (_, i) => generateSweGenTask(options.split, options.firstSeed + i, taskOptions).id);
+}
+
 /**
  * Generates a suite into `dir`: seeds firstSeed .. firstSeed + count - 1 of the split, one
  * folder each, named by its id. Refuses a non-empty `dir` unless force, and (given
