@@ -19,6 +19,8 @@ export interface NativeBuildInfo {
   cuda: boolean;
   /** Whether the addon was built with c10d's Gloo process group (data parallelism). */
   processGroups: boolean;
+  /** NCCL process groups (CUDA ranks): a CUDA build against a libtorch with NCCL. */
+  nccl: boolean;
   parallelInfo: string;
   threads: number;
 }
@@ -210,7 +212,7 @@ export interface NativePolicyHandle {
   logprobs(sequences: NativePackedSequences & { temperature: number; microBatchTokens: number; packSequences: boolean }): Promise<Float32Array>;
   trainStep(batch: NativeTrainBatch, options: NativeTrainOptions): Promise<NativeTrainResult>;
   /** The rendezvous (every rank must call it), then rank 0's weights broadcast to all. */
-  joinGroup(group: { masterAddr: string; masterPort: number; rank: number; worldSize: number; timeoutMs: number; bucketBytes: number }): Promise<void>;
+  joinGroup(group: { backend: 'gloo' | 'nccl'; masterAddr: string; masterPort: number; rank: number; worldSize: number; timeoutMs: number; bucketBytes: number }): Promise<void>;
   /** Sums over the group's ranks. */
   allReduce(values: Float64Array): Promise<Float64Array>;
   groupInfo(): { rank: number; worldSize: number } | null;

@@ -201,6 +201,8 @@ export const parseSaveOptions = optionsParser<SaveOptions>({
 });
 
 export interface ProcessGroupOptions {
+  /** 'nccl' (CUDA ranks, a device each) or 'gloo' (TCP; CPU). Default: nccl for a CUDA policy where the addon has it, else gloo. */
+  backend?: 'gloo' | 'nccl';
   rank: number;
   worldSize: number;
   /** Where rank 0 serves the rendezvous. Default 127.0.0.1:29500 (torchrun's). */
@@ -218,6 +220,7 @@ export const parseProcessGroupOptions = optionsParser<ProcessGroupOptions>({
   additionalProperties: false,
   required: ['rank', 'worldSize'],
   properties: {
+    backend: { enum: ['gloo', 'nccl'] },
     rank: { type: 'integer', minimum: 0 },
     worldSize: { type: 'integer', minimum: 1 },
     masterAddr: { type: 'string', minLength: 1, default: '127.0.0.1' },

@@ -313,9 +313,15 @@ export class NativePolicy {
   async joinGroup(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<void> {
     const o = parseProcessGroupOptions(options, 'options');
     if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
-    if (!native().buildInfo().processGroups)
+    const build = native().buildInfo();
+    if (!build.processGroups)
       throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
-    await this.exclusive(() => this.handle.joinGroup(o));
+    const cuda = this.options.device !== 'cpu';
+    const backend = o.backend ?? (cuda && build.nccl ? 'nccl' : 'gloo');
+    if (backend === 'nccl' && !cuda) throw invalidArg('options.backend', 'is "nccl" and this policy is on the CPU', 'use "gloo" (the default on CPU)');
+    if (backend === 'nccl' && !build.nccl)
+      throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no NCCL process groups; build it with CUDA against PyTorch\'s libtorch with nccl.h findable (NCCL_HOME), or join with backend "gloo"');
+    await this.exclusive(() => this.handle.joinGroup({ ...o, backend }));
   }
 
   /** The group this policy trains in ({rank, worldSize}), or null. */

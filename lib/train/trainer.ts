@@ -62,8 +62,10 @@ export interface TrainSummary {
  */
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
   if (isSftConfig(rawConfig)) return sft(rawConfig, hooks);
-  const config = resolveTrainConfig(rawConfig, hooks.baseDir);
+  const resolved = resolveTrainConfig(rawConfig, hooks.baseDir);
   const parallel = hooks.parallel === undefined ? parallelFromEnv() : hooks.parallel ?? undefined;
+  // A CUDA rank trains on its own device, LOCAL_RANK's (torchrun's convention); its group is NCCL's.
+  const config = parallel && resolved.model.device === 'cuda' ? { ...resolved, model: { ...resolved.model, device: `cuda:${parallel.localRank}` } } : resolved;
   if (parallel) assertParallelizable(config);
   // Rank 0 leads: it alone writes the run directory; the others follow its weights and steps.
   const lead = !parallel || parallel.rank === 0;

@@ -37,6 +37,7 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   out.Set("cuda", false);
 #endif
   out.Set("processGroups", process_groups_available());
+  out.Set("nccl", nccl_available());
   out.Set("parallelInfo", at::get_parallel_info());
   out.Set("threads", torch_threads());
   return out;

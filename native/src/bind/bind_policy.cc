@@ -405,7 +405,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
     });
   }
 
-  // joinGroup({masterAddr, masterPort, rank, worldSize, timeoutMs, bucketBytes}) -> Promise<void>:
+  // joinGroup({backend, masterAddr, masterPort, rank, worldSize, timeoutMs, bucketBytes}) -> Promise<void>:
   // the rendezvous (blocks until every rank joins), then rank 0's weights to every rank.
   Napi::Value JoinGroup(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
@@ -418,6 +418,10 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       job->world_size = int(number_field(o, "worldSize"));
       job->timeout = std::chrono::milliseconds(int64_t(number_field(o, "timeoutMs")));
       job->bucket_bytes = int64_t(number_field(o, "bucketBytes"));
+      const std::string backend = string_field(o, "backend");
+      if (backend != "gloo" && backend != "nccl") throw_invalid("group.backend must be 'gloo' or 'nccl'");
+      job->backend = backend == "nccl" ? GroupBackend::Nccl : GroupBackend::Gloo;
+      job->device = policy(info.Env()).device();
       if (policy(info.Env()).group()) throw_invalid("this policy is already in a process group");
       return start_locked(
           info.Env(), std::move(job), /*grad_mode=*/false,

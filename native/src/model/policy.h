@@ -70,6 +70,7 @@ class Policy {
   Policy(const ModelConfig& config, const PolicyOptions& options);
 
   std::mutex& mutex() { return mutex_; }
+  at::Device device() const { return options_.device; }
   const Transformer& model() const { return *model_; }
   Generator& generator() { return generator_; }
 

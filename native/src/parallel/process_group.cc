@@ -6,6 +6,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
+#ifdef SWERL_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <cstring>
 #include <functional>
@@ -56,9 +59,40 @@ void over_buckets(const std::vector<at::Tensor>& tensors, int64_t budget,
 
 bool process_groups_available() { return true; }
 
+#ifdef SWERL_WITH_NCCL
+bool nccl_available() { return true; }
+#else
+bool nccl_available() { return false; }
+#endif
+
+// One of the two backends; both take the same collectives (their common base differs between
+// libtorch 1.x and 2.x, so each is held as itself).
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef SWERL_WITH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+
+  void allreduce(std::vector<at::Tensor>& tensors) {
+#ifdef SWERL_WITH_NCCL
+    if (nccl) {
+      nccl->allreduce(tensors)->wait();
+      return;
+    }
+#endif
+    gloo->allreduce(tensors)->wait();
+  }
+
+  void broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& options) {
+#ifdef SWERL_WITH_NCCL
+    if (nccl) {
+      nccl->broadcast(tensors, options)->wait();
+      return;
+    }
+#endif
+    gloo->broadcast(tensors, options)->wait();
+  }
 };
 
 // c10d reports a lost peer or a timeout as c10::Error (gloo's messages inside): one code for all.
@@ -87,10 +121,21 @@ ProcessGroup::ProcessGroup(const GroupOptions& options) : options_(options), imp
     store_options.waitWorkers = true;
     store_options.timeout = options.timeout;
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
-    gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options.master_addr));
-    gloo_options->threads = 2;
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world_size, gloo_options);
+    if (options.backend == GroupBackend::Nccl) {
+#ifdef SWERL_WITH_NCCL
+      if (!options.device.is_cuda()) throw Error("ERR_SWERL_INVALID_ARG", "an NCCL process group needs a CUDA device");
+      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+      nccl_options->timeout = options.timeout;
+      impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, options.rank, options.world_size, nccl_options);
+#else
+      throw Error("ERR_SWERL_DIST", "this build of swerl's addon has no NCCL process groups: build it with CUDA against a libtorch that has NCCL (PyTorch's), with nccl.h findable (NCCL_HOME)");
+#endif
+    } else {
+      auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options.master_addr));
+      gloo_options->threads = 2;
+      impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world_size, gloo_options);
+    }
   });
 }
 
@@ -100,18 +145,21 @@ void ProcessGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
   over_buckets(tensors, options_.bucket_bytes, [&](at::Tensor& flat) {
     collective_or_throw("an all-reduce", options_.rank, [&] {
       std::vector<at::Tensor> one{flat};
-      impl_->group->allreduce(one)->wait();
+      impl_->allreduce(one);
     });
   });
 }
 
 void ProcessGroup::all_reduce_sum(std::vector<double>& values) {
   if (values.empty()) return;
-  at::Tensor t = at::from_blob(values.data(), {int64_t(values.size())}, at::kDouble).clone();
+  // NCCL reduces device memory only: the numbers go to the rank's device and back.
+  const at::Device where = options_.backend == GroupBackend::Nccl ? options_.device : at::Device(at::kCPU);
+  at::Tensor t = at::from_blob(values.data(), {int64_t(values.size())}, at::kDouble).to(where, /*non_blocking=*/false, /*copy=*/true);
   collective_or_throw("an all-reduce", options_.rank, [&] {
     std::vector<at::Tensor> one{t};
-    impl_->group->allreduce(one)->wait();
+    impl_->allreduce(one);
   });
+  t = t.to(at::kCPU).contiguous();
   std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
 }
 
@@ -121,7 +169,7 @@ void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, int root) {
       std::vector<at::Tensor> one{flat};
       c10d::BroadcastOptions opts;
       opts.rootRank = root;
-      impl_->group->broadcast(one, opts)->wait();
+      impl_->broadcast(one, opts);
     });
   });
 }
@@ -129,6 +177,7 @@ void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, int root) {
 #else
 
 bool process_groups_available() { return false; }
+bool nccl_available() { return false; }
 
 struct ProcessGroup::Impl {};
 

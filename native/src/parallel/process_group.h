@@ -1,7 +1,8 @@
 // Data parallelism's one collective channel: PyTorch's own c10d, a TCPStore rendezvous at
-// master_addr:master_port (rank 0 serves it) and a Gloo process group over TCP. Collectives
-// must be called in the same order on every rank; a rank that dies makes the others' next
-// collective fail (or time out) with ERR_SWERL_DIST rather than hang forever.
+// master_addr:master_port (rank 0 serves it) and a process group: Gloo over TCP (CPU ranks),
+// or NCCL (CUDA ranks, one device each; built where libtorch has CUDA and nccl.h is found).
+// Collectives must be called in the same order on every rank; a rank that dies makes the
+// others' next collective fail (or time out) with ERR_SWERL_DIST rather than hang forever.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -13,7 +14,12 @@
 
 namespace swerl {
 
+enum class GroupBackend { Gloo, Nccl };
+
 struct GroupOptions {
+  GroupBackend backend = GroupBackend::Gloo;
+  // NCCL: the rank's CUDA device (its tensors live there; so do the float64 sums' buffers).
+  at::Device device = at::kCPU;
   std::string master_addr = "127.0.0.1";
   int port = 29500;
   int rank = 0;
@@ -24,6 +30,8 @@ struct GroupOptions {
 
 // Whether this build has a process group backend (Gloo's headers were found at build time).
 bool process_groups_available();
+// Whether this build has NCCL process groups (CUDA ranks).
+bool nccl_available();
 
 class ProcessGroup {
  public:

@@ -82,6 +82,8 @@ t.test('bad group options are refused by name', async (t) => {
   await t.rejects(policy.joinGroup({ rank: 2, worldSize: 2 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.rank is 2 and worldSize 2/ });
   await t.rejects(policy.joinGroup({ rank: 0, worldSize: 0 }), { code: 'ERR_SWERL_INVALID_ARG', message: /worldSize/ });
   await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, masterPort: 70000 }), { code: 'ERR_SWERL_INVALID_ARG', message: /masterPort/ });
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, backend: 'mpi' as 'gloo' }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.backend/ });
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, backend: 'nccl' }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.backend is "nccl" and this policy is on the CPU/ });
   t.equal(policy.group, null, 'not in a group');
   await t.rejects(policy.allReduce([1]), { code: 'ERR_SWERL_DIST', message: /in no process group: call joinGroup first/ });
   const port = await freePort();
@@ -89,4 +91,21 @@ t.test('bad group options are refused by name', async (t) => {
   t.same(policy.group, { rank: 0, worldSize: 1 });
   t.same(Array.from(await policy.allReduce([1.5, -2])), [1.5, -2], 'a group of one sums to itself');
   await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, masterPort: port }), { message: /already in a process group/ });
+});
+
+// A GPU machine has one device here: NCCL in a group of one (its collectives are identities, and a
+// train step in the group must equal one outside it). Two CUDA ranks need two GPUs.
+const ncclBuilt = native().buildInfo().nccl;
+t.test('NCCL (CUDA): a group of one all-reduces on the device, and its train step is an ungrouped one\'s', { skip: ncclBuilt ? false : 'the addon has no NCCL (a CUDA build against PyTorch\'s libtorch)' }, async (t) => {
+  const options = { seed: 7, device: 'cuda', optimizer: { lr: 1e-3 } } as const;
+  const [grouped, alone] = [await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), options), await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), options)];
+  t.teardown(() => (grouped.dispose(), alone.dispose()));
+  await grouped.joinGroup({ rank: 0, worldSize: 1, masterPort: await freePort() });
+  t.same(Array.from(await grouped.allReduce([2.5, -1])), [2.5, -1], 'float64 sums through the device');
+  for (let step = 0; step < 2; step++) {
+    const batch = { sequences: globalBatch(step, SEED), loss: { objective: stepObjective(step) } };
+    const [a, b] = [await grouped.trainStep(batch), await alone.trainStep(batch)];
+    t.equal(a.loss, b.loss, `step ${step}: the same loss`);
+  }
+  t.same(Array.from(grouped.weightsFingerprint()), Array.from(alone.weightsFingerprint()), 'the same weights, bit for bit');
 });
