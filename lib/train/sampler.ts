@@ -5,6 +5,10 @@
  * writes them under syncDir (model files only) and each server is told to load them
  * (POST /update_weights_from_disk). Trajectories record the learner step whose weights
  * sampled them.
+ *
+ * Data parallel (every rank holds the same weights): launched servers are each rank's own,
+ * synced from a folder of the rank's; external servers are shared, so rank 0 alone writes and
+ * loads the weights and the others wait for it (a barrier on the group).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +19,7 @@ import { NativePolicy } from '../model/native-policy.js';
 import { RemotePolicy } from '../model/remote-policy.js';
 import { startServer, type RunningServer } from '../serve/server.js';
 import type { TrainConfig } from './config.js';
+import type { ParallelRun } from './parallel.js';
 
 export interface Sampler {
   readonly policy: AgentPolicy;
@@ -26,17 +31,23 @@ export interface Sampler {
   close(): Promise<void>;
 }
 
-export async function openSampler(config: TrainConfig, learner: NativePolicy): Promise<Sampler> {
+export async function openSampler(config: TrainConfig, learner: NativePolicy, parallel?: ParallelRun): Promise<Sampler> {
   const s = config.sampler;
   if (s.kind === 'native') {
     return { policy: learner, remote: false, version: () => learner.step, sync: async () => 0, close: async () => undefined };
   }
-  const syncDir = s.syncDir!;
+  const shared = s.launch === 0 && parallel !== undefined;
+  // Shared servers load rank 0's files; launched ones each rank's own.
+  const loads = !shared || parallel!.rank === 0;
+  const syncDir = parallel && !shared ? path.join(s.syncDir!, `rank-${parallel.rank}`) : s.syncDir!;
+  const barrier = async () => {
+    if (shared) await learner.allReduce([0]);
+  };
   let synced = -1;
   let current: string | undefined;
   const write = async (): Promise<string> => {
     const dir = path.join(syncDir, `step-${learner.step}`);
-    if (dir !== current) await learner.save(dir, { optimizer: false });
+    if (dir !== current && loads) await learner.save(dir, { optimizer: false });
     return dir;
   };
   const prune = async (keep: string) => {
@@ -60,10 +71,11 @@ export async function openSampler(config: TrainConfig, learner: NativePolicy): P
       weightUpdatePath: s.weightUpdatePath,
       timeoutMs: s.requestTimeoutMs,
     });
-    if (s.launch === 0) await remote.updateWeights(first);
+    if (s.launch === 0 && loads) await remote.updateWeights(first);
+    await barrier();
     current = first;
     synced = learner.step;
-    await prune(first);
+    if (loads) await prune(first);
     return {
       policy: remote,
       remote: true,
@@ -71,10 +83,11 @@ export async function openSampler(config: TrainConfig, learner: NativePolicy): P
       sync: async () => {
         const started = performance.now();
         const dir = await write();
-        await remote.updateWeights(dir);
+        if (loads) await remote.updateWeights(dir);
+        await barrier();
         current = dir;
         synced = learner.step;
-        await prune(dir);
+        if (loads) await prune(dir);
         return (performance.now() - started) / 1000;
       },
       close: async () => {

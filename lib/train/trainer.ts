@@ -140,7 +140,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const learningStall = new LearningStallDetector();
 
   try {
-    sampler = await openSampler(config, policy);
+    sampler = await openSampler(config, policy, parallel);
     if (state.step === 0 && config.eval.every > 0 && config.eval.atStart && !evals.some((e) => e.step === 0)) {
       const success = await evaluate(config, tasks, sampler.policy, hooks.signal, ranks);
       evals.push({ step: 0, success });
@@ -277,7 +277,6 @@ function assertParallelizable(config: TrainConfig): void {
     throw invalidArg(field, `${why} and this run is data parallel (WORLD_SIZE > 1)`, fix);
   };
   if (config.rollout.mode === 'async') refuse('config.rollout.mode', 'is "async" (its gathers and the train step\'s all-reduce would interleave on one process group)', 'use mode "sync" across ranks, or async rollouts in one process');
-  if (config.sampler.kind === 'remote') refuse('config.sampler.kind', 'is "remote"', 'train with the in-process sampler across ranks, or with remote samplers in one process');
 }
 
 /** Joins the group: rank 0's weights and AdamW state to every rank, then its trainer state. */
