@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 
 import type Docker from 'dockerode';
 
+import { connectionFailure } from './docker-errors.js';
 import { shellQuote } from './sandbox.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,12 +41,14 @@ export function killByMarkerScript(marker: string): string {
   ].join('\n');
 }
 
+/** The exec's exit code (-1 when its container is gone); a daemon that no longer answers throws. */
 export async function exitCodeOf(exec: Docker.Exec): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     try {
       const info = await exec.inspect();
       if (!info.Running) return info.ExitCode ?? -1;
-    } catch {
+    } catch (error) {
+      if (connectionFailure(error) !== null) throw error;
       return -1; // the container is gone
     }
     await sleep(20);

@@ -1,6 +1,12 @@
 /**
  * One Docker sandbox: a running container whose commands go through the exec API, and whose
  * command trees are killed by its PID 1 (SIGUSR1) or by a second exec (docker.ts tells how).
+ *
+ * When its daemon stops answering (the host is down, its socket gone), the sandbox is lost:
+ * commands fail with ERR_SWERL_SANDBOX (an infrastructure fault: the rollout engine plays the
+ * episode again in a fresh sandbox, on a host that answers), its host's slot is freed, and
+ * destroy() leaves the container to be removed when the host answers again (or at exit, or by
+ * the reaper).
  */
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -9,9 +15,10 @@ import type Docker from 'dockerode';
 
 import { SwerlError } from '../../errors.js';
 import { track } from './cleanup.js';
-import { errorMessage, statusOf } from './docker-errors.js';
+import { connectionFailure, errorMessage, statusOf } from './docker-errors.js';
 import { demultiplex, exitCodeOf, killByMarkerScript, sleep } from './docker-exec.js';
-import { pendingRemoval, removePendingSync } from './docker-reaper.js';
+import { pendingRemoval, removeAtExit, removePendingSync } from './docker-reaper.js';
+import type { HostLease } from './docker-host.js';
 import { execResult } from './exec-result.js';
 import { OutputCollector } from './output.js';
 import { readFileThroughExec, writeFileThroughExec, type ExecOptions, type ExecResult, type Sandbox, type SandboxLimits } from './sandbox.js';
@@ -30,6 +37,8 @@ export class DockerSandbox implements Sandbox {
   /** A container-wide kill in progress: new commands wait for it. */
   private sweeping: Promise<void> | null = null;
   private removing: Promise<void> | null = null;
+  /** Why the daemon stopped answering, once it did: the sandbox is not used again. */
+  private lostBecause: string | null = null;
   private readonly untrack: () => void;
 
   constructor(
@@ -37,15 +46,16 @@ export class DockerSandbox implements Sandbox {
     readonly label: string,
     readonly workdir: string,
     private readonly container: Docker.Container,
-    socketPath: string,
+    private readonly lease: HostLease,
     private readonly limits: SandboxLimits,
   ) {
-    pendingRemoval.set(container.id, socketPath);
+    removeAtExit(container.id, lease.connection);
     this.untrack = track(this);
   }
 
   exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.destroyed) return Promise.reject(new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`));
+    if (this.lostBecause !== null) return Promise.reject(this.lostError());
     const state: RunningExec = { marker: `SWERL_EXEC=${randomBytes(8).toString('hex')}` };
     this.running.add(state);
     const result = this.run(command, options, state);
@@ -82,14 +92,34 @@ export class DockerSandbox implements Sandbox {
   }
 
   private async remove(): Promise<void> {
+    let lost: string | null = null;
     try {
       await this.container.remove({ force: true, v: true });
     } catch (error) {
-      if (statusOf(error) !== 404) throw new SwerlError('ERR_SWERL_SANDBOX', `could not remove container ${this.id}: ${errorMessage(error)}`);
+      lost = connectionFailure(error);
+      if (lost === null && statusOf(error) !== 404) throw new SwerlError('ERR_SWERL_SANDBOX', `could not remove container ${this.id}: ${errorMessage(error)}`);
     }
-    pendingRemoval.delete(this.container.id);
+    if (lost === null) {
+      pendingRemoval.delete(this.container.id);
+      this.lease.end();
+    } else {
+      // Nothing can be removed from a host that does not answer; the container waits for it.
+      this.lease.removeLater(this.container.id);
+      this.lease.lost(lost);
+    }
     await Promise.allSettled([...this.inflight]);
     this.untrack();
+  }
+
+  /** The daemon stopped answering: the sandbox is lost (and its host's slot freed). */
+  private hostLost(why: string): SwerlError {
+    this.lostBecause ??= why;
+    this.lease.lost(why);
+    return this.lostError();
+  }
+
+  private lostError(): SwerlError {
+    return new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} lost its Docker host ${this.lease.name}: ${this.lostBecause}`);
   }
 
   private async run(command: string, options: ExecOptions, state: RunningExec): Promise<ExecResult> {
@@ -115,6 +145,8 @@ export class DockerSandbox implements Sandbox {
       stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
     } catch (error) {
       if (this.destroyed) throw new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`);
+      const lost = connectionFailure(error);
+      if (lost !== null) throw this.hostLost(lost);
       const why = statusOf(error) === 409 ? ' (its container is not running: does the image have sh and sleep?)' : '';
       throw new SwerlError('ERR_SWERL_SANDBOX', `could not run a command in sandbox ${this.id}: ${errorMessage(error)}${why}`);
     }
@@ -141,7 +173,15 @@ export class DockerSandbox implements Sandbox {
     await ended;
     clearTimeout(timer);
     if (stopping) await stopping;
-    const exitCode = timedOut ? -1 : await exitCodeOf(exec);
+    let exitCode = -1;
+    if (!timedOut) {
+      try {
+        exitCode = await exitCodeOf(exec);
+      } catch (error) {
+        // The stream ended because the daemon went away: the command's fate is unknown.
+        throw this.hostLost(connectionFailure(error) ?? errorMessage(error));
+      }
+    }
     return execResult(output, { exitCode, timedOut, startedAt: started });
   }
 

@@ -23,9 +23,16 @@
  * kills the processes carrying the exec's marker variable, falling back to the signal.
  *
  * Containers carry labels swerl.label, swerl.sandbox (the id, also the container's name),
- * swerl.owner-pid, swerl.owner-start (the owner's start time, field 22 of /proc/PID/stat) and
- * swerl.created; reap() removes those whose owner is gone. The owner check reads this host's
- * /proc: the daemon is reached over a unix socket, so it runs on this host.
+ * swerl.owner-pid, swerl.owner-start (the owner's start time, field 22 of /proc/PID/stat),
+ * swerl.owner-host (this machine's hostname) and swerl.created; reap() removes, on every host
+ * that answers, those whose owner is gone. The owner check reads /proc, so it judges only
+ * containers made from this machine: a daemon shared with other machines keeps theirs.
+ *
+ * Many hosts (option `hosts`: unix sockets, tcp, TLS): each create goes to the reachable host
+ * with the fewest live sandboxes (ties: list order) that is under its limit; when all are
+ * full it waits, in call order, for a slot. A host that does not answer is marked down
+ * (docker-host.ts) and the create tries the next; none answering is an ERR_SWERL_SANDBOX
+ * naming each host and why.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,11 +43,11 @@ import type Docker from 'dockerode';
 
 import { SwerlError, invalidArg } from '../../errors.js';
 import { ensureBaseImageOn, hostLayoutEntries, type BaseImageLayout } from './docker-base-image.js';
+import { defaultEndpoints, parseEndpointUrl } from './docker-endpoint.js';
 import { errorMessage, statusOf } from './docker-errors.js';
-import { pullIfMissing } from './docker-image.js';
-import { reapContainers } from './docker-reaper.js';
+import { DockerHost, type HostLease } from './docker-host.js';
+import { OWNER_HOST } from './docker-reaper.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { connectDocker } from './docker-socket.js';
 import { baseEnvironment } from './local.js';
 import { OWN_START } from './owner.js';
 import { parseDockerOptions, type DockerSandboxOptions, type ResolvedDockerOptions } from './options.js';
@@ -61,47 +68,32 @@ const CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETG
 export class DockerSandboxBackend implements SandboxBackend {
   readonly name = 'docker' as const;
   readonly options: Readonly<ResolvedDockerOptions>;
-  /** The socket in use, once connected. */
-  socketPath: string | null = null;
-  /** Whether the storage driver bounds a container's writable layer (known after the first create). */
-  storageQuota: boolean | undefined = undefined;
-  private connecting: Promise<Docker> | null = null;
-  private started: Promise<void> | null = null;
-  private baseReady: Promise<void> | null = null;
-  private readonly images = new Map<string, Promise<void>>();
+  /** The Docker hosts, in the order given (one for socketPath, $DOCKER_HOST or the default sockets). */
+  readonly hosts: readonly DockerHost[];
   private readonly layout: BaseImageLayout;
+  /** Placements run one at a time, in call order: a create waiting for a slot keeps its turn. */
+  private placing: Promise<unknown> = Promise.resolve();
+  /** Placements waiting for a slot to free or a host to come back. */
+  private waiting: (() => void)[] = [];
 
   constructor(options: DockerSandboxOptions = {}) {
     this.options = parseDockerOptions(options, 'sandbox');
     this.layout = hostLayoutEntries();
+    const { hosts, maxSandboxesPerHost = Infinity, healthCheckMs } = this.options;
+    const changed = () => this.wakeWaiting();
+    this.hosts = hosts
+      ? hosts.map((h, i) => new DockerHost([{ name: h.url, connection: parseEndpointUrl(h.url, `sandbox.hosts.${i}`, h.tls) }], h.maxSandboxes ?? maxSandboxesPerHost, healthCheckMs, changed))
+      : [new DockerHost(defaultEndpoints(this.options.socketPath), maxSandboxesPerHost, healthCheckMs, changed)];
   }
 
-  /** The dockerode client, connected (the first call probes the socket). */
+  /** The first host's dockerode client (the first call pings it). */
   client(): Promise<Docker> {
-    this.connecting ??= this.connect().catch((error: unknown) => {
-      this.connecting = null;
-      throw error;
-    });
-    return this.connecting;
+    return this.hosts[0]!.client();
   }
 
-  /** Builds the base image through the API unless an image of that name has this content already. */
+  /** Builds the base image through the API on every host, unless a host has an image of that name with this content already. */
   async ensureBaseImage(): Promise<void> {
-    await ensureBaseImageOn(await this.client(), this.options.baseImage, this.layout);
-  }
-
-  /**
-   * A task image missing from the Docker host is pulled through the API (once per backend and
-   * image; a progress line on stderr); failing that, the error says how to get it.
-   */
-  private ensureImage(docker: Docker, image: string): Promise<void> {
-    let ready = this.images.get(image);
-    if (!ready) {
-      ready = pullIfMissing(docker, image);
-      this.images.set(image, ready);
-      ready.catch(() => this.images.delete(image));
-    }
-    return ready;
+    await Promise.all(this.hosts.map(async (host) => ensureBaseImageOn(await host.client(), this.options.baseImage, this.layout)));
   }
 
   async create(spec: SandboxSpec = {}): Promise<Sandbox> {
@@ -110,18 +102,100 @@ export class DockerSandboxBackend implements SandboxBackend {
     const workdir = spec.workdir ?? '/testbed';
     if (!path.posix.isAbsolute(workdir) || workdir === '/') throw invalidArg('spec.workdir', 'must be an absolute path below /');
     if (spec.repoDir !== undefined && !existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
-    await (this.started ??= this.firstStart().catch((error: unknown) => {
-      this.started = null;
-      throw error;
-    }));
-    const docker = await this.client();
-    const fromBase = spec.image === undefined;
-    if (fromBase) {
-      await (this.baseReady ??= this.ensureBaseImage().catch((error: unknown) => {
-        this.baseReady = null;
-        throw error;
-      }));
+    const tried = new Set<DockerHost>();
+    for (;;) {
+      const placed = await this.place(tried);
+      if (placed === null) throw this.noHostAnswered();
+      const { host, lease } = placed;
+      try {
+        return await this.createOn(host, lease, spec, label, workdir);
+      } catch (error) {
+        lease.end();
+        // A host that still answers failed for a reason of the sandbox's own (a missing image…): that is the error.
+        if (await host.check()) throw error;
+        tried.add(host);
+      }
     }
+  }
+
+  /**
+   * Removes, on every host that answers, the sandbox containers whose owner is gone (see
+   * docker-reaper.ts); returns how many. Hosts that do not answer are skipped; none answering throws.
+   */
+  async reap(options: { label?: string; all?: boolean } = {}): Promise<number> {
+    const results = await Promise.allSettled(this.hosts.map((host) => host.reap(options)));
+    let removed = 0;
+    let reached = 0;
+    for (const [i, result] of results.entries()) {
+      if (result.status === 'fulfilled') {
+        removed += result.value;
+        reached++;
+      } else if (this.hosts[i]!.downBecause === null || this.hosts.length === 1) {
+        throw result.reason;
+      }
+    }
+    if (reached === 0) throw this.noHostAnswered();
+    return removed;
+  }
+
+  /** The error when no host can take a sandbox: each host and why. */
+  private noHostAnswered(): SwerlError {
+    if (this.hosts.length === 1) {
+      return new SwerlError(
+        'ERR_SWERL_SANDBOX',
+        `no Docker Engine API answered; tried ${this.hosts[0]!.downBecause ?? this.hosts[0]!.name}. Start Docker, or Podman's ` +
+          'Docker-compatible service: `podman system service --time=0 unix:///run/podman/podman.sock &`, ' +
+          'then set DOCKER_HOST=unix:///run/podman/podman.sock or the sandbox option socketPath.',
+      );
+    }
+    const why = this.hosts.map((host) => host.downBecause ?? `${host.name} (failed)`).join(', ');
+    return new SwerlError('ERR_SWERL_SANDBOX', `none of the ${this.hosts.length} Docker hosts answered; tried ${why}. Start their daemons, or fix sandbox.hosts`);
+  }
+
+  /** A host for one sandbox, its slot taken: in call order, after the creates before it. Null when no host (untried) answers. */
+  private place(tried: ReadonlySet<DockerHost>): Promise<{ host: DockerHost; lease: HostLease } | null> {
+    const turn = this.placing.then(() => this.pick(tried));
+    this.placing = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async pick(tried: ReadonlySet<DockerHost>): Promise<{ host: DockerHost; lease: HostLease } | null> {
+    for (;;) {
+      const candidates = this.hosts.filter((host) => !tried.has(host));
+      const answering = await Promise.all(candidates.map((host) => host.available()));
+      const reachable = candidates.filter((_, i) => answering[i]);
+      if (reachable.length === 0) return null;
+      let best: DockerHost | null = null;
+      for (const host of reachable) if (host.hasRoom && (best === null || host.live < best.live)) best = host;
+      if (best) return { host: best, lease: best.lease() };
+      await this.slotFreed();
+    }
+  }
+
+  /** Resolves when a slot frees or a host comes back, or after healthCheckMs while a host is down (it may answer again). */
+  private slotFreed(): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        this.waiting = this.waiting.filter((w) => w !== done);
+        resolve();
+      };
+      if (this.hosts.some((host) => host.downBecause !== null)) timer = setTimeout(done, this.options.healthCheckMs);
+      this.waiting.push(done);
+    });
+  }
+
+  private wakeWaiting(): void {
+    for (const wake of [...this.waiting]) wake();
+  }
+
+  /** Makes the sandbox on `host`, whose slot `lease` holds. */
+  private async createOn(host: DockerHost, lease: HostLease, spec: SandboxSpec, label: string, workdir: string): Promise<Sandbox> {
+    await host.firstStart();
+    const docker = await host.client();
+    const fromBase = spec.image === undefined;
+    if (fromBase) await host.ensureBaseImage(this.options.baseImage, this.layout);
     const image = spec.image ?? this.options.baseImage;
     const id = `${label}-${randomBytes(6).toString('hex')}`;
     const l = this.options.limits;
@@ -152,12 +226,12 @@ export class DockerSandboxBackend implements SandboxBackend {
       ...(fromBase ? { ReadonlyRootfs: true, Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${l.diskBytes}` } } : {}),
       // The container's writable layer, where the driver can bound it (overlay on xfs with
       // pquota, btrfs, zfs); elsewhere the create is retried without and the rlimits remain.
-      ...(this.storageQuota !== false ? { StorageOpt: { size: String(l.diskBytes) } } : {}),
+      ...(host.storageQuota !== false ? { StorageOpt: { size: String(l.diskBytes) } } : {}),
     };
-    if (!fromBase) await this.ensureImage(docker, image);
+    if (!fromBase) await host.ensureImage(image);
     let container: Docker.Container;
     try {
-      const create = (host: Docker.HostConfig) => docker.createContainer({
+      const create = (hostConfigOf: Docker.HostConfig) => docker.createContainer({
         name: id,
         Image: image,
         Entrypoint: ['sh', '-c', KEEPALIVE],
@@ -168,31 +242,32 @@ export class DockerSandboxBackend implements SandboxBackend {
           'swerl.sandbox': id,
           'swerl.owner-pid': String(process.pid),
           'swerl.owner-start': OWN_START,
+          'swerl.owner-host': OWNER_HOST,
           'swerl.created': new Date().toISOString(),
         },
         NetworkDisabled: true,
         ...(fromBase ? { Volumes: { [workdir]: {} } } : {}),
-        HostConfig: host,
+        HostConfig: hostConfigOf,
       });
       container = await create(hostConfig).catch(async (error: unknown) => {
         // Concurrent first creates may all have asked; each retries once the driver said no.
-        if (this.storageQuota === true || !hostConfig.StorageOpt || !/storage|quota|size/i.test(errorMessage(error))) throw error;
+        if (host.storageQuota === true || !hostConfig.StorageOpt || !/storage|quota|size/i.test(errorMessage(error))) throw error;
         // The driver has no storage quota: remember, and create without one.
-        this.storageQuota = false;
+        host.storageQuota = false;
         const { StorageOpt: _unsupported, ...withoutQuota } = hostConfig;
         return create(withoutQuota);
       });
-      this.storageQuota ??= true;
+      host.storageQuota ??= true;
     } catch (error) {
       if (statusOf(error) === 404) {
-        throw new SwerlError('ERR_SWERL_SANDBOX', `image ${image} is not on the Docker host (${errorMessage(error)}); pull or load it first`);
+        throw new SwerlError('ERR_SWERL_SANDBOX', `image ${image} is not on the Docker host ${host.name} (${errorMessage(error)}); pull or load it first`);
       }
-      throw new SwerlError('ERR_SWERL_SANDBOX', `could not create a container from ${image}: ${errorMessage(error)}`);
+      throw new SwerlError('ERR_SWERL_SANDBOX', `could not create a container from ${image} on ${host.name}: ${errorMessage(error)}`);
     }
-    const sandbox = new DockerSandbox(id, label, workdir, container, this.socketPath!, l);
+    const sandbox = new DockerSandbox(id, label, workdir, container, lease, l);
     try {
       await container.start().catch((error: unknown) => {
-        throw new SwerlError('ERR_SWERL_SANDBOX', `could not start container ${id} from ${image}: ${errorMessage(error)}`);
+        throw new SwerlError('ERR_SWERL_SANDBOX', `could not start container ${id} from ${image} on ${host.name}: ${errorMessage(error)}`);
       });
       if (spec.repoDir !== undefined) {
         if (!fromBase) {
@@ -206,22 +281,6 @@ export class DockerSandboxBackend implements SandboxBackend {
       await sandbox.destroy().catch(() => undefined);
       throw error;
     }
-  }
-
-  async reap(options: { label?: string; all?: boolean } = {}): Promise<number> {
-    return reapContainers(await this.client(), options);
-  }
-
-  /** Once per backend: connect, and reap what dead runs left. */
-  private async firstStart(): Promise<void> {
-    await this.client();
-    await this.reap();
-  }
-
-  private async connect(): Promise<Docker> {
-    const { docker, socketPath } = await connectDocker(this.options.socketPath);
-    this.socketPath = socketPath;
-    return docker;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { invalidArg } from '../../errors.js';
 import { optionsParser, type OptionsParser } from '../../schema.js';
+import { parseEndpointUrl, type TlsFiles } from './docker-endpoint.js';
 import { LABEL_PATTERN, LIMITS_SCHEMA, type SandboxLimits } from './sandbox.js';
 
 export const SANDBOX_BACKENDS = ['local', 'docker'] as const;
@@ -28,12 +29,32 @@ export interface LocalSandboxOptions extends CommonOptions {
   root?: string;
 }
 
+/** One Docker host of several. */
+export interface DockerHostOptions {
+  /** unix:///path/to/docker.sock or tcp://host:port (TLS when `tls` is given; port default 2375, 2376 with TLS). */
+  url: string;
+  /** PEM files, read at each connection: the CA that signed the daemon's certificate (default: the system's), and the client's certificate and key. */
+  tls?: TlsFiles;
+  /** Sandboxes this host may hold at once. Default: maxSandboxesPerHost. */
+  maxSandboxes?: number;
+}
+
 export interface DockerSandboxOptions extends CommonOptions {
   /**
-   * The API's unix socket. Default: the path of $DOCKER_HOST (unix:// only); without it,
-   * /var/run/docker.sock, then Podman's default socket.
+   * The API's unix socket, for one host. Default: $DOCKER_HOST (unix://, or tcp:// with the
+   * docker CLI's DOCKER_TLS_VERIFY and DOCKER_CERT_PATH); without it, /var/run/docker.sock,
+   * then Podman's default socket.
    */
   socketPath?: string;
+  /**
+   * Several hosts (instead of socketPath): each a URL or { url, tls, maxSandboxes }. Each
+   * sandbox goes to the reachable host holding the fewest, under its limit.
+   */
+  hosts?: (string | DockerHostOptions)[];
+  /** Sandboxes each host may hold at once; a create waits for a free slot. Default: no limit. */
+  maxSandboxesPerHost?: number;
+  /** How long a host that failed is left alone before it is pinged again, in ms. Default: 10 s. */
+  healthCheckMs?: number;
   /** Bind the host's /usr, /etc (and /bin, /lib… where folders) read-only into base-image sandboxes. Default: true. */
   hostBinds?: boolean;
   /** The swerl base image's name (built by ensureBaseImage). Default: localhost/swerl-base:1. */
@@ -44,7 +65,8 @@ export interface DockerSandboxOptions extends CommonOptions {
 
 type Resolved<T> = Required<Omit<T, 'limits'>> & { limits: SandboxLimits };
 export type ResolvedLocalOptions = Omit<Resolved<LocalSandboxOptions>, 'root'> & { root?: string };
-export type ResolvedDockerOptions = Omit<Resolved<DockerSandboxOptions>, 'socketPath' | 'cpus'> & Pick<DockerSandboxOptions, 'socketPath' | 'cpus'>;
+export type ResolvedDockerOptions = Omit<Resolved<DockerSandboxOptions>, 'socketPath' | 'cpus' | 'hosts' | 'maxSandboxesPerHost'> &
+  Pick<DockerSandboxOptions, 'socketPath' | 'cpus' | 'maxSandboxesPerHost'> & { hosts?: DockerHostOptions[] };
 
 /** Docker binds are "host:container[:mode]": a path with a colon cannot be one. */
 const commonProperties = (bindPattern: string) => ({
@@ -62,7 +84,22 @@ export const parseLocalOptions: OptionsParser<ResolvedLocalOptions> = optionsPar
   },
 });
 
-export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = optionsParser<ResolvedDockerOptions>({
+const HOST_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', minLength: 1 },
+    tls: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ca: { type: 'string', minLength: 1 }, cert: { type: 'string', minLength: 1 }, key: { type: 'string', minLength: 1 } },
+    },
+    maxSandboxes: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+const parseDockerSchema = optionsParser<ResolvedDockerOptions>({
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -71,8 +108,37 @@ export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = optionsP
     hostBinds: { type: 'boolean', default: true },
     baseImage: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$', default: 'localhost/swerl-base:1' },
     cpus: { type: 'number', exclusiveMinimum: 0 },
+    hosts: { type: 'array', minItems: 1, items: { if: { type: 'string' }, then: { type: 'string', minLength: 1 }, else: HOST_SCHEMA } },
+    maxSandboxesPerHost: { type: 'integer', minimum: 1 },
+    healthCheckMs: { type: 'integer', minimum: 1, default: 10_000 },
   },
 });
+
+/** The schema's checks, then the hosts': each URL understood, a URL string made { url }, none with socketPath. */
+export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = (value, field) => {
+  const given = (value as { hosts?: unknown } | undefined)?.hosts;
+  if (Array.isArray(given)) {
+    if (given.length === 0) throw invalidArg(`${field}.hosts`, 'is empty', 'list at least one host, or leave hosts out for socketPath or $DOCKER_HOST');
+    const odd = given.findIndex((host) => typeof host !== 'string' && (typeof host !== 'object' || host === null || Array.isArray(host)));
+    if (odd >= 0) throw invalidArg(`${field}.hosts.${odd}`, `is ${JSON.stringify(given[odd])}`, 'give a URL (unix:///path/docker.sock, tcp://host:port) or { url, tls?: { ca?, cert?, key? }, maxSandboxes? }');
+  }
+  const options = parseDockerSchema(value, field);
+  if (options.hosts === undefined) return options;
+  if (options.socketPath !== undefined) {
+    throw invalidArg(`${field}.hosts`, 'cannot be given with socketPath', `list the socket among the hosts (unix://${options.socketPath}) and drop socketPath`);
+  }
+  const hosts = (options.hosts as (string | DockerHostOptions)[]).map((host) => (typeof host === 'string' ? { url: host } : host));
+  const seen = new Map<string, number>();
+  hosts.forEach((host, i) => {
+    const at = `${field}.hosts.${i}${typeof options.hosts![i] === 'string' ? '' : '.url'}`;
+    const connection = parseEndpointUrl(host.url, at, host.tls);
+    const key = JSON.stringify('socketPath' in connection ? connection.socketPath : [connection.host, connection.port]);
+    const first = seen.get(key);
+    if (first !== undefined) throw invalidArg(at, `is ${JSON.stringify(host.url)}, the same host as ${field}.hosts.${first}`, 'list each host once');
+    seen.set(key, i);
+  });
+  return { ...options, hosts };
+};
 
 export function checkBackendName(name: string, field: string): SandboxBackendName {
   if (!(SANDBOX_BACKENDS as readonly string[]).includes(name)) throw invalidArg(field, `is ${JSON.stringify(name)}`, `use one of ${SANDBOX_BACKENDS.join(', ')}`);

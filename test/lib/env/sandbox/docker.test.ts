@@ -40,9 +40,15 @@ t.test('no daemon: the error names the socket and how to start one', async (t) =
     else process.env.DOCKER_HOST = saved;
   });
   process.env.DOCKER_HOST = 'unix:///nonexistent/from-env.sock';
-  await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_SANDBOX', message: /tried \/nonexistent\/from-env\.sock \(no such socket\)\. / }, '$DOCKER_HOST is used');
-  process.env.DOCKER_HOST = 'tcp://127.0.0.1:2375';
-  await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_INVALID_ARG', message: /^DOCKER_HOST .*unix socket only/ });
+  await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_SANDBOX', message: /tried unix:\/\/\/nonexistent\/from-env\.sock \(no such socket\)\. / }, '$DOCKER_HOST is used');
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  process.env.DOCKER_HOST = `tcp://127.0.0.1:${port}`;
+  await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_SANDBOX', message: new RegExp(`tried tcp://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED`) }, 'a tcp:// $DOCKER_HOST is used');
+  process.env.DOCKER_HOST = 'ssh://user@host';
+  t.throws(() => new DockerSandboxBackend(), { code: 'ERR_SWERL_INVALID_ARG', message: /^DOCKER_HOST is "ssh:\/\/user@host": ssh:\/\/ is not supported; forward the remote socket/ });
 });
 
 function processAlive(pid: number): boolean {
