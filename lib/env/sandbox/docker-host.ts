@@ -23,8 +23,8 @@ export interface HostLease {
   readonly connection: DockerConnection;
   /** The sandbox is gone: its slot is free. */
   end(): void;
-  /** The host failed under the sandbox (no answer): its slot is free, and the host is checked. */
-  lost(why: string): void;
+  /** The daemon stopped answering the sandbox: its slot is free, and the host is pinged (down unless it answers). */
+  lost(): void;
   /** The container could not be removed (no answer): it is removed when the host answers again. */
   removeLater(containerId: string): void;
 }

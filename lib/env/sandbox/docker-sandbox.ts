@@ -105,7 +105,7 @@ export class DockerSandbox implements Sandbox {
     } else {
       // Nothing can be removed from a host that does not answer; the container waits for it.
       this.lease.removeLater(this.container.id);
-      this.lease.lost(lost);
+      this.lease.lost();
     }
     await Promise.allSettled([...this.inflight]);
     this.untrack();
@@ -114,7 +114,7 @@ export class DockerSandbox implements Sandbox {
   /** The daemon stopped answering: the sandbox is lost (and its host's slot freed). */
   private hostLost(why: string): SwerlError {
     this.lostBecause ??= why;
-    this.lease.lost(why);
+    this.lease.lost();
     return this.lostError();
   }
 
@@ -197,7 +197,8 @@ export class DockerSandbox implements Sandbox {
     const sweep = new Promise<void>((resolve) => (endSweep = resolve));
     this.sweeping = sweep;
     try {
-      await this.container.kill({ signal: 'SIGUSR1' }).catch(() => undefined);
+      // Bounded: a daemon that no longer answers must not hold the command past its grace.
+      await Promise.race([this.container.kill({ signal: 'SIGUSR1' }).catch(() => undefined), sleep(STOP_GRACE_MS)]);
       if (!(await within(STOP_GRACE_MS))) stream.destroy();
       await ended;
     } finally {
