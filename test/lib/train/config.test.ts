@@ -126,7 +126,7 @@ t.test('relative input paths are resolved against baseDir, outputs against the w
   t.throws(() => swe('docker', { cpus: 0 }), { message: /^config\.tasks\.sandboxOptions\.cpus must be > 0/ }, 'docker options are checked too');
   t.throws(() => swe('local', { limits: { memoryBytes: 1024 } }), { message: /^config\.tasks\.sandboxOptions\.limits\.memoryBytes must be >= 67108864/ });
   const typed = swe('docker', { cpus: 2 });
-  if (typed.tasks.kind === 'swe') t.same(typed.tasks.sandboxOptions, { cpus: 2, label: 'swerl', limits: DEFAULT_LIMITS, readOnlyBinds: [], hostBinds: true, baseImage: 'localhost/swerl-base:1' }, 'the backend\'s options, defaulted');
+  if (typed.tasks.kind === 'swe') t.same(typed.tasks.sandboxOptions, { cpus: 2, label: 'swerl', limits: DEFAULT_LIMITS, readOnlyBinds: [], hostBinds: true, baseImage: 'localhost/swerl-base:1', healthCheckMs: 10000 }, 'the backend\'s options, defaulted');
   const absolute = resolveTrainConfig(config({ run: { dir: '/tmp/run' } }), BASE);
   t.equal(absolute.run.dir, '/tmp/run');
   t.equal(resolveTrainConfig(config(), '/other').run.dir, path.resolve('runs/a'), 'baseDir does not move the outputs');
