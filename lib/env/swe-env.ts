@@ -62,6 +62,13 @@ export interface SweRewardResult extends RewardResult {
   log: string;
 }
 
+/** Grading sandboxes made per reward() before an infrastructure fault is the episode's. */
+const GRADING_ATTEMPTS = 3;
+
+function isSandboxFault(error: unknown): boolean {
+  return error instanceof SwerlError && error.code === 'ERR_SWERL_SANDBOX';
+}
+
 export class SweEnv implements Env {
   readonly options: Readonly<SweEnvOptions>;
   private sandbox: Sandbox | null = null;
@@ -191,13 +198,24 @@ export class SweEnv implements Env {
         this.graded = { reward: 0, tests: {}, reason: 'not graded: a test-writing episode (its patch is the product)', patch, log: '' };
         return this.graded;
       }
-      const result = await gradePatch(this.backend, this.task, patch, {
+      const grade = () => gradePatch(this.backend, this.task, patch, {
         timeoutMs: this.options.rewardTimeoutMs,
         ...(this.options.label !== undefined ? { label: this.options.label } : {}),
       });
-      this.graded = { ...result, patch };
+      // A grading sandbox lost to the infrastructure (its Docker host went away) is made again
+      // (elsewhere, with many hosts): the patch is known, so only the grading is redone.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          this.graded = { ...(await grade()), patch };
+          break;
+        } catch (error) {
+          if (!isSandboxFault(error) || attempt >= GRADING_ATTEMPTS) throw error;
+        }
+      }
     } catch (error) {
-      if (!(error instanceof SwerlError)) throw error;
+      // The infrastructure failed (no sandbox, or the episode's own lost before its patch was
+      // read): the reward is unknown, not 0. The rollout engine plays the episode again.
+      if (!(error instanceof SwerlError) || isSandboxFault(error)) throw error;
       this.graded = { reward: 0, tests: {}, reason: `grading failed: ${error.message}`, patch, log: '' };
     }
     return this.graded;

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap';
 
+import { SwerlError } from '../../../lib/errors.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
+import type { SandboxBackend } from '../../../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../lib/env/tasks/task.js';
@@ -181,6 +183,45 @@ t.test('the gold patch through file_editor scores 1; nothing done scores 0', asy
   t.equal(untouched.reward, 0);
   t.equal(untouched.tests['tests/test_calc.py::test_mul'], 'PASSED');
   t.equal(untouched.patch, '');
+});
+
+/**
+ * The local backend with sandbox creation failing as a lost Docker host fails (ERR_SWERL_SANDBOX)
+ * from the `failFrom`-th create on, `failures` times. Fault injection around the real backend:
+ * a real host going away mid-grading is docker-hosts.test.ts's business.
+ */
+function flakyBackend(failFrom: number, failures: number): SandboxBackend & { creates: number } {
+  let creates = 0;
+  return {
+    name: 'local',
+    get creates() {
+      return creates;
+    },
+    async create(spec) {
+      creates++;
+      if (creates >= failFrom && creates < failFrom + failures) throw new SwerlError('ERR_SWERL_SANDBOX', 'the Docker host went away');
+      return backend.create(spec);
+    },
+    reap: (options) => backend.reap(options),
+  };
+}
+
+t.test('a grading sandbox lost to the infrastructure is made again; past the attempts the fault is the episode\'s, never a reward of 0', async (t) => {
+  const task = await fixtureTask(t);
+  const flaky = flakyBackend(2, 2);  // the episode's sandbox, then the first two grading sandboxes fail
+  const env = new SweEnv(task, flaky);
+  t.teardown(() => env.close());
+  await env.reset();
+  await env.step(FIX);
+  const graded = await env.reward();
+  t.equal(graded.reward, 1, 'graded on the third grading sandbox');
+  t.equal(flaky.creates, 4);
+
+  const hopeless = new SweEnv(task, flakyBackend(2, 100));
+  t.teardown(() => hopeless.close());
+  await hopeless.reset();
+  await hopeless.step(FIX);
+  await t.rejects(hopeless.reward(), { code: 'ERR_SWERL_SANDBOX', message: /went away/ }, 'thrown for the rollout engine to replay, not graded 0');
 });
 
 t.test('limits: max steps, step timeout, episode timeout, test timeout', async (t) => {
