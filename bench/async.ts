@@ -31,11 +31,20 @@ interface Suite {
 const SUITES: Record<string, Suite> = {
   // The demo as it is: 45 steps, greedy eval after each.
   frozenlake: { config: 'examples/frozenlake.json', steps: quick ? 8 : 45, overrides: {} },
-  // Eight rollouts a step in bwrap sandboxes; no eval (the step time is the point).
+  // Eight rollouts a step in bwrap sandboxes; no eval (the step time is the point). The tiny
+  // model never solves a task, so for its steps to train anything its episodes run to the
+  // response budget (trained on, not masked) and DAPO's overlong penalty over response lengths
+  // (turns of up to 256 tokens end at a sampled <|im_end|> more often than not) gives rewards
+  // that differ within a group.
   'swe-mini': {
     config: 'examples/swe-mini.json',
-    steps: count('--swe-steps', quick ? 3 : 8),
-    overrides: { rollout: { tasksPerStep: 2, samplesPerTask: 4, concurrency: 8 }, eval: { every: 0 }, run: { checkpointEvery: 1000 } },
+    steps: count('--swe-steps', quick ? 2 : 5),
+    overrides: {
+      rollout: { tasksPerStep: 2, samplesPerTask: 4, concurrency: 8, maxTokensPerTurn: 256, promptBudget: 7168, responseBudget: 1024 },
+      algorithm: { truncation: 'none', overlong: { maxLength: 1024, bufferLength: 1000 } },
+      eval: { every: 0 },
+      run: { checkpointEvery: 1000 },
+    },
   },
 };
 
@@ -44,7 +53,7 @@ interface RunRow {
   mode: string;
   steps: number;
   seconds: number;
-  /** Medians over the steps after the first (the first has nothing to overlap with). */
+  /** Means over the steps after the first (the first has nothing to overlap with). */
   stepSeconds: number;
   waitSeconds: number;
   trainSeconds: number;
@@ -56,11 +65,7 @@ interface RunRow {
   heldFrom: number | null;
 }
 
-const median = (xs: number[]) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
 function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const result = { ...base };
@@ -90,10 +95,10 @@ async function runOne(name: string, suite: Suite, mode: 'sync' | 'async'): Promi
       mode: mode === 'async' ? `async k=${k}` : 'sync',
       steps: summary.steps,
       seconds: summary.seconds,
-      stepSeconds: median(later.map((r) => r.time.stepSeconds - (r.eval?.seconds ?? 0))),
-      waitSeconds: median(later.map((r) => r.time.rolloutSeconds)),
-      trainSeconds: median(later.map((r) => r.time.trainSeconds)),
-      collectSeconds: mode === 'async' ? median(later.map((r) => r.async.collectSeconds)) : null,
+      stepSeconds: mean(later.map((r) => r.time.stepSeconds - (r.eval?.seconds ?? 0))),
+      waitSeconds: mean(later.map((r) => r.time.rolloutSeconds)),
+      trainSeconds: mean(later.map((r) => r.time.trainSeconds)),
+      collectSeconds: mode === 'async' ? mean(later.map((r) => r.async.collectSeconds)) : null,
       stalenessMax: Math.max(0, ...rows.map((r) => r.async?.staleness.max ?? 0)),
       stalenessMean: rows.reduce((a, r) => a + (r.async?.staleness.mean ?? 0), 0) / rows.length,
       evals,
@@ -116,7 +121,7 @@ async function main(): Promise<void> {
     }
   }
   const cores = os.cpus().length;
-  console.log(`\nsync vs async rollouts (k = ${k}), ${cores} cores (${os.cpus()[0]?.model ?? 'unknown'}); medians over steps 2..N, eval time left out`);
+  console.log(`\nsync vs async rollouts (k = ${k}), ${cores} cores (${os.cpus()[0]?.model ?? 'unknown'}); means over steps 2..N, eval time left out`);
   console.log('suite      mode        steps   step s   wait s  train s  collect s  staleness max/mean  run s   greedy success: first >= 0.9 / held from');
   for (const r of rows) {
     const success = r.evals.length ? `${r.firstSolved ?? '-'} / ${r.heldFrom ?? '-'} (last ${r.evals.at(-1)!.success.toFixed(2)})` : '(no eval)';
