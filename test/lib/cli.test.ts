@@ -31,10 +31,12 @@ t.test('swerl tasks validate: all of swe-mini in the local sandbox', async (t) =
   t.same(saved.results.map((x) => x.ok), ids.map(() => true));
 });
 
-t.test('swerl tasks validate: all of swe-mini in the docker sandbox', { skip: dockerSkipped ? 'SWERL_SKIP_DOCKER=1' : false }, async (t) => {
+// Every swe-mini task is valid in the local sandbox (above); here the docker sandbox grades
+// tasks of both languages the same way (all 25 took CI 107 s).
+t.test('swerl tasks validate: swe-mini tasks of both languages in the docker sandbox', { skip: dockerSkipped ? 'SWERL_SKIP_DOCKER=1' : false }, async (t) => {
   const socketPath = await startPodmanService(t);
-  const ids = await taskIds();
-  const r = await swerl(['tasks', 'validate', SWE_MINI, '--sandbox', 'docker'], { DOCKER_HOST: `unix://${socketPath}` });
+  const ids = ['js-color-hex', 'js-cron-next', 'py-lru-recency', 'py-money-negative'];
+  const r = await swerl(['tasks', 'validate', SWE_MINI, '--sandbox', 'docker', '--only', ids.join(',')], { DOCKER_HOST: `unix://${socketPath}` });
   t.equal(r.code, 0, r.stderr);
   checkTable(t, r.stdout, ids);
   t.match(r.stdout, /in the docker sandbox/);
