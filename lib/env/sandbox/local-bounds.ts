@@ -12,7 +12,7 @@
  * sandbox to maxProcesses processes, so memory is bounded by memoryBytes x maxProcesses and
  * disk by nothing but the host. `describeBounds()` says which applies.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,7 +44,12 @@ function probeDisk(): LocalBounds['disk'] {
   if (!IS_ROOT) return 'none';
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swerl-disk-probe-'));
   try {
-    mountDisk(dir, path.basename(dir), 16 * 1024 ** 2, { disk: 'loop-ext4', memory: 'rlimit' });
+    // Synchronously, as the bounds are asked for synchronously (once per process).
+    const disk = diskOf(dir, path.basename(dir), 16 * 1024 ** 2);
+    for (const [command, args] of disk.commands) {
+      const r = spawnSync(command, args, { encoding: 'utf8' });
+      if (r.status !== 0) return 'none';
+    }
     return 'loop-ext4';
   } catch {
     return 'none';
@@ -91,10 +96,19 @@ function probeCgroups(): LocalBounds['memory'] {
   }
 }
 
-/** Runs a host command; a failure is a sandbox error naming it. */
-function must(command: string, args: string[]): void {
-  const r = spawnSync(command, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${(r.stderr || r.error?.message || '').trim()}`);
+/**
+ * Runs a host command without blocking the event loop (hundreds of sandboxes are made at once,
+ * beside the decode loop); a failure is a sandbox error naming it.
+ */
+export function runHostCommand(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => reject(new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${why.trim()}`));
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (error) => fail(error.message));
+    child.on('close', (code) => (code === 0 ? resolve() : fail(stderr)));
+  });
 }
 
 /**
@@ -103,19 +117,30 @@ function must(command: string, args: string[]): void {
  */
 const DISKS = path.join(os.tmpdir(), 'swerl-disks');
 
-/** The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
-export function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds): string {
-  if (bounds.disk === 'none') return dir;
+/** A sandbox disk's mountpoint (made, its owner recorded) and the commands that make and mount its image. */
+function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; commands: [string, string[]][] } {
   const image = path.join(dir, 'disk.img');
   const mountpoint = path.join(DISKS, id);
   mkdirSync(mountpoint, { recursive: true });
   writeFileSync(`${mountpoint}.dir`, dir);
   // Sparse, no reserved blocks, tables initialized lazily: a 4 GiB image costs ~5 MB and 30 ms.
-  must('truncate', ['-s', String(bytes), image]);
-  must('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'lazy_itable_init=1,lazy_journal_init=1', image]);
-  must('mount', ['-o', 'loop,nosuid,nodev', image, mountpoint]);
-  rmdirSync(path.join(mountpoint, 'lost+found'));
-  return mountpoint;
+  return {
+    mountpoint,
+    commands: [
+      ['truncate', ['-s', String(bytes), image]],
+      ['mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'lazy_itable_init=1,lazy_journal_init=1', image]],
+      ['mount', ['-o', 'loop,nosuid,nodev', image, mountpoint]],
+    ],
+  };
+}
+
+/** The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
+export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds): Promise<string> {
+  if (bounds.disk === 'none') return dir;
+  const disk = diskOf(dir, id, bytes);
+  for (const [command, args] of disk.commands) await runHostCommand(command, args);
+  rmdirSync(path.join(disk.mountpoint, 'lost+found'));
+  return disk.mountpoint;
 }
 
 /** Unmounts what mountDisk mounted (lazily: a dying process may still hold it a moment). */
@@ -123,6 +148,15 @@ export function unmountDisk(id: string): void {
   const mountpoint = path.join(DISKS, id);
   if (!existsSync(mountpoint)) return;
   spawnSync('umount', ['-l', mountpoint]);
+  rmSync(mountpoint, { recursive: true, force: true });
+  rmSync(`${mountpoint}.dir`, { force: true });
+}
+
+/** unmountDisk without blocking the event loop (a destroy among hundreds; the exit hooks keep the sync one). */
+export async function unmountDiskAsync(id: string): Promise<void> {
+  const mountpoint = path.join(DISKS, id);
+  if (!existsSync(mountpoint)) return;
+  await runHostCommand('umount', ['-l', mountpoint]).catch(() => undefined);
   rmSync(mountpoint, { recursive: true, force: true });
   rmSync(`${mountpoint}.dir`, { force: true });
 }

@@ -27,7 +27,7 @@ import { SwerlError, invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
 import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
-import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
+import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
@@ -218,18 +218,6 @@ function removeTree(dir: string): void {
   }
 }
 
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${stderr.trim()}`)),
-    );
-  });
-}
-
 export class LocalSandboxBackend implements SandboxBackend {
   readonly name = 'local' as const;
   readonly options: Readonly<ResolvedLocalOptions & { root: string }>;
@@ -277,7 +265,7 @@ export class LocalSandboxBackend implements SandboxBackend {
         await writeMeta(dir, { ...meta, uid });
       }
       const limits = this.options.limits;
-      const base = mountDisk(dir, id, limits.diskBytes, localBounds());
+      const base = await mountDisk(dir, id, limits.diskBytes, localBounds());
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');
       const tmp = path.join(base, 'tmp');
@@ -285,7 +273,7 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (spec.repoDir !== undefined) {
         if (!existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
         // One process for the copy and the hand-over to the sandbox's uid (each spawn costs ms).
-        await run('sh', ['-c', `cp -a -- "$1/." "$2"${IS_ROOT ? ' && chown -R "$3:$3" -- "$2" "$4"' : ''}`, 'sh', spec.repoDir, work, String(uid), tmp]);
+        await runHostCommand('sh', ['-c', `cp -a -- "$1/." "$2"${IS_ROOT ? ' && chown -R "$3:$3" -- "$2" "$4"' : ''}`, 'sh', spec.repoDir, work, String(uid), tmp]);
       } else {
         await fs.mkdir(work);
         if (IS_ROOT) await Promise.all([fs.chown(work, uid, uid), fs.chown(tmp, uid, uid)]);
@@ -492,7 +480,7 @@ class LocalSandbox implements Sandbox {
     for (const child of this.running) killGroup(child.pid!);
     await Promise.all(closing);
     this.confinement.cgroup?.remove();
-    unmountDisk(this.id);
+    await unmountDiskAsync(this.id);
     const doomed = retire(this.dir);
     // Released while the folder still exists: a claim never outlives its sandbox's folder, so
     // the reaper may release every claim whose folder is gone.
