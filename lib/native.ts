@@ -221,12 +221,20 @@ export interface NativePolicyHandle {
   dispose(): void;
 }
 
+/** An opaque process group made by groupJoin. */
+export type NativeGroupHandle = { readonly __nativeGroup: unique symbol };
+
 export interface NativeAddon {
   PolicyHandle: new (
     config: NativeModelConfig,
     options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number; prefillChunkTokens?: number },
   ) => NativePolicyHandle;
   parameterSpecs(config: NativeModelConfig): NativeParameterSpec[];
+
+  /** A process group outside any policy (Gloo): the rendezvous, then sums over its ranks. */
+  groupJoin(group: { masterAddr: string; masterPort: number; rank: number; worldSize: number; timeoutMs: number }): Promise<NativeGroupHandle>;
+  groupAllReduce(group: NativeGroupHandle, values: Float64Array): Promise<Float64Array>;
+  groupClose(group: NativeGroupHandle): void;
 
   setErrorClass(errorClass: typeof SwerlError): void;
   buildInfo(): NativeBuildInfo;

@@ -6,13 +6,13 @@
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
+import { SwerlError } from '../errors.js';
 import { keepInformativeGroups } from '../math/reward-shaping.js';
 import type { AgentPolicy } from '../types/policy.js';
 import { mixSeed, tasksForStep } from '../util/random.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
-import type { NativePolicy } from '../model/native-policy.js';
-import { gatherTrajectories, rankShare, type ParallelRun } from './parallel.js';
+import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
 import { mean } from './step-metrics.js';
 import type { TaskRef, TaskSource } from './task-source.js';
 
@@ -54,17 +54,33 @@ function rolloutItems(config: TrainConfig, source: TaskSource, refs: readonly Ta
   );
 }
 
-/** A group's ranks and the policy whose process group gathers their trajectories. */
+/** A group's ranks and the channel that gathers their trajectories (the policy's process group, or the rollouts' own). */
 export interface Ranks {
   parallel: ParallelRun;
-  policy: NativePolicy;
+  reducer: AllReducer;
 }
 
 /** The rollouts of `items`: all of them, or (data parallel) this rank's share, gathered from every rank. */
 async function play(items: RolloutItem[], policy: AgentPolicy, options: RolloutOptions, context: Parameters<typeof runRollouts>[3], ranks: Ranks | undefined): Promise<Trajectory[]> {
   if (!ranks) return runRollouts(items, policy, options, context);
-  const mine = await runRollouts(rankShare(items, ranks.parallel), policy, options, context);
-  return gatherTrajectories(ranks.policy, ranks.parallel, mine);
+  let mine: Trajectory[] = [];
+  let failure: unknown;
+  try {
+    mine = await runRollouts(rankShare(items, ranks.parallel), policy, options, context);
+  } catch (error) {
+    failure = error;
+  }
+  // A rank whose rollouts failed or were stopped still says so to the others, so that none is
+  // left waiting in a gather that never comes (rollouts on a channel of their own are not
+  // ended by the failing rank's exit, as the training group's are).
+  const [failed] = await ranks.reducer.allReduce([failure === undefined ? 0 : 1]);
+  if (failure !== undefined) throw failure;
+  if (failed! > 0) {
+    throw context?.signal?.aborted
+      ? new SwerlError('ERR_SWERL_ABORTED', 'the rollouts were stopped')
+      : new SwerlError('ERR_SWERL_DIST', `the rollouts failed on ${failed} other rank(s) (their error is in their log)`);
+  }
+  return gatherTrajectories(ranks.reducer, ranks.parallel, mine);
 }
 
 /**
@@ -108,7 +124,7 @@ export async function collect(
  * Plays again, with the sampler's weights of now, the episodes of trajectories that are too
  * stale to train on (async rollouts): the same task, group and sample, a seed of their own.
  */
-export async function replay(config: TrainConfig, source: TaskSource, sampler: Sampler, step: number, stale: readonly Trajectory[], signal: AbortSignal): Promise<Trajectory[]> {
+export async function replay(config: TrainConfig, source: TaskSource, sampler: Sampler, step: number, stale: readonly Trajectory[], signal: AbortSignal, ranks?: Ranks): Promise<Trajectory[]> {
   const refs = new Map(source.train.map((ref) => [ref.id, ref]));
   const items = stale.map((t): RolloutItem => {
     const ref = refs.get(t.taskId);
@@ -122,7 +138,10 @@ export async function replay(config: TrainConfig, source: TaskSource, sampler: S
       makeEnv: () => source.makeEnv(ref),
     };
   });
-  return runRollouts(items, sampler.policy, rolloutOptions(config, agentOptions(config, source)), { signal, weightVersion: () => sampler.version() });
+  const replayed = await play(items, sampler.policy, rolloutOptions(config, agentOptions(config, source)), { signal, weightVersion: () => sampler.version() }, ranks);
+  // Gathered trajectories come back in (group, sample) order: put them in the order asked.
+  const at = new Map(replayed.map((t) => [`${t.group}:${t.sample}`, t]));
+  return stale.map((t) => at.get(`${t.group}:${t.sample}`)!);
 }
 
 /** Greedy success on the eval tasks (each run eval.samples times). */

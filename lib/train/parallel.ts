@@ -58,11 +58,16 @@ export function rankShare<T>(items: readonly T[], parallel: Pick<ParallelRun, 'r
   return parallel ? items.filter((_, i) => i % parallel.worldSize === parallel.rank) : [...items];
 }
 
+/** A channel to sum numbers over the ranks: the policy's process group, or one of its own (ProcessGroupChannel). */
+export interface AllReducer {
+  allReduce(values: ArrayLike<number>): Promise<Float64Array>;
+}
+
 /**
  * Every rank's bytes, in rank order, through the group's all-reduce: each rank fills its own
  * slot of a buffer of zeros (4 bytes a float64, exact), the sum is everyone's.
  */
-export async function allGatherBytes(policy: NativePolicy, parallel: ParallelRun, bytes: Uint8Array): Promise<Uint8Array[]> {
+export async function allGatherBytes(policy: AllReducer, parallel: ParallelRun, bytes: Uint8Array): Promise<Uint8Array[]> {
   const lengths = new Float64Array(parallel.worldSize);
   lengths[parallel.rank] = bytes.length;
   const all = Array.from(await policy.allReduce(lengths));
@@ -85,7 +90,7 @@ export async function allGatherBytes(policy: NativePolicy, parallel: ParallelRun
 type WireTrajectory = Omit<Trajectory, 'tokens' | 'mask' | 'logprobs'> & { tokens: number[]; mask: number[]; logprobs: number[] };
 
 /** Every rank's trajectories, gathered, in (group, sample) order: the same array on every rank. */
-export async function gatherTrajectories(policy: NativePolicy, parallel: ParallelRun, mine: readonly Trajectory[]): Promise<Trajectory[]> {
+export async function gatherTrajectories(policy: AllReducer, parallel: ParallelRun, mine: readonly Trajectory[]): Promise<Trajectory[]> {
   const wire = JSON.stringify(mine.map((t): WireTrajectory => ({ ...t, tokens: Array.from(t.tokens), mask: Array.from(t.mask), logprobs: Array.from(t.logprobs) })));
   const parts = await allGatherBytes(policy, parallel, new TextEncoder().encode(wire));
   const decoder = new TextDecoder();

@@ -13,7 +13,8 @@ import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
 import { optimizerStepsPerRun } from './algorithms.js';
 import { AsyncRollouts, VersionClock, type Batch } from './async-rollouts.js';
-import { collect, evaluate, replay } from './collect.js';
+import { collect, evaluate, replay, type Ranks } from './collect.js';
+import { ProcessGroupChannel } from '../model/process-group.js';
 import { isSftConfig, resolveTrainConfig, type TrainConfig } from './config.js';
 import { learn } from './learn.js';
 import { rejectionLearn } from './rft/learn.js';
@@ -66,7 +67,6 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const parallel = hooks.parallel === undefined ? parallelFromEnv() : hooks.parallel ?? undefined;
   // A CUDA rank trains on its own device, LOCAL_RANK's (torchrun's convention); its group is NCCL's.
   const config = parallel && resolved.model.device === 'cuda' ? { ...resolved, model: { ...resolved.model, device: `cuda:${parallel.localRank}` } } : resolved;
-  if (parallel) assertParallelizable(config);
   // Rank 0 leads: it alone writes the run directory; the others follow its weights and steps.
   const lead = !parallel || parallel.rank === 0;
   const started = performance.now();
@@ -107,7 +107,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   }
   const { policy, metricsRows } = start;
   let { state } = start;
-  const ranks = parallel ? { parallel, policy } : undefined;
+  const ranks: Ranks | undefined = parallel ? { parallel, reducer: policy } : undefined;
   const tasks = source!;
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
 
@@ -136,6 +136,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let stoppedEarly = false;
   let sampler: Sampler | undefined;
   let pipeline: AsyncRollouts | undefined;
+  let rolloutChannel: ProcessGroupChannel | undefined;
   let identical: boolean | undefined;
   const learningStall = new LearningStallDetector();
 
@@ -152,17 +153,22 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     // Async: a producer collects the next steps' batches while this loop trains.
     const clock = new VersionClock();
     clock.mark(state.step, sampler.version());
-    const collectStep = (step: number, signal: AbortSignal | undefined): Promise<Batch> =>
-      collect(config, tasks, sampler!, step, signal, (progress) => emit({ type: 'rollouts', step, progress }), ranks);
+    const collectStep = (step: number, signal: AbortSignal | undefined, on = ranks): Promise<Batch> =>
+      collect(config, tasks, sampler!, step, signal, (progress) => emit({ type: 'rollouts', step, progress }), on);
     if (config.rollout.mode === 'async') {
       const s = sampler;
+      // In a group the producer gathers on a channel of its own (the next port), so its gathers
+      // and the learner's all-reduces keep one order each on every rank.
+      if (parallel) rolloutChannel = await ProcessGroupChannel.join({ rank: parallel.rank, worldSize: parallel.worldSize, masterAddr: parallel.masterAddr, masterPort: parallel.masterPort + 1, timeoutMs: parallel.timeoutMs });
+      const producerRanks = parallel ? { parallel, reducer: rolloutChannel! } : undefined;
       pipeline = new AsyncRollouts({
         maxStaleness: config.rollout.maxStaleness,
         version: state.step,
         lastStep: run.steps,
         clock,
-        collect: collectStep,
-        replay: (step, stale, signal) => replay(config, tasks, s, step, stale, signal),
+        collect: (step, signal) => collectStep(step, signal, producerRanks),
+        // Replays happen in the learner's turn (take()): on the learner's channel.
+        replay: (step, stale, signal) => replay(config, tasks, s, step, stale, signal, ranks),
         ...(hooks.signal ? { signal: hooks.signal } : {}),
       });
     }
@@ -248,6 +254,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   } finally {
     // Batches in flight end (their envs closed) before the policy they sample goes.
     await pipeline?.close();
+    rolloutChannel?.close();
     await tracker.close();
     await sampler?.close();
     policy.dispose();
@@ -269,14 +276,6 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   };
   if (lead) await dir.writeSummary(summary);
   return summary;
-}
-
-/** What data parallelism does not cover yet, refused when the config is loaded. */
-function assertParallelizable(config: TrainConfig): void {
-  const refuse = (field: string, why: string, fix: string) => {
-    throw invalidArg(field, `${why} and this run is data parallel (WORLD_SIZE > 1)`, fix);
-  };
-  if (config.rollout.mode === 'async') refuse('config.rollout.mode', 'is "async" (its gathers and the train step\'s all-reduce would interleave on one process group)', 'use mode "sync" across ranks, or async rollouts in one process');
 }
 
 /** Joins the group: rank 0's weights and AdamW state to every rank, then its trainer state. */

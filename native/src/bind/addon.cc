@@ -77,6 +77,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_loss(env, exports);
   register_bench(env, exports);
   register_policy(env, exports);
+  register_group(env, exports);
   return exports;
 }
 

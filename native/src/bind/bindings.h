@@ -7,4 +7,5 @@ void register_math(Napi::Env env, Napi::Object exports);
 void register_loss(Napi::Env env, Napi::Object exports);
 void register_bench(Napi::Env env, Napi::Object exports);
 void register_policy(Napi::Env env, Napi::Object exports);
+void register_group(Napi::Env env, Napi::Object exports);
 }  // namespace swerl::js
