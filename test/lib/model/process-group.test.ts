@@ -10,6 +10,7 @@ import t from 'tap';
 
 import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
+import { ProcessGroupChannel } from '../../../lib/model/process-group.js';
 import { native } from '../../../lib/native.js';
 import { spawnTs } from '../../support/child-process.js';
 import { DP_VOCAB, globalBatch, stepObjective } from '../../support/dp-batch.js';
@@ -108,4 +109,14 @@ t.test('NCCL (CUDA): a group of one all-reduces on the device, and its train ste
     t.equal(a.loss, b.loss, `step ${step}: the same loss`);
   }
   t.same(Array.from(grouped.weightsFingerprint()), Array.from(alone.weightsFingerprint()), 'the same weights, bit for bit');
+});
+
+t.test('a process group channel of its own (the async producers\' gathers): joins, sums, refuses what it cannot do, closes', async (t) => {
+  await t.rejects(ProcessGroupChannel.join({ rank: 1, worldSize: 1 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.rank is 1 and worldSize 1/ });
+  await t.rejects(ProcessGroupChannel.join({ rank: 0, worldSize: 1, backend: 'nccl' }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.backend is "nccl"/ });
+  const channel = await ProcessGroupChannel.join({ rank: 0, worldSize: 1, masterPort: await freePort() });
+  t.same(Array.from(await channel.allReduce([3, -0.5])), [3, -0.5], 'a group of one sums to itself');
+  channel.close();
+  channel.close();
+  t.throws(() => channel.allReduce([1]), { code: 'ERR_SWERL_DISPOSED' });
 });
