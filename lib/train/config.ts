@@ -11,7 +11,7 @@ import { SANDBOX_BACKENDS, parseSandboxOptions, type ResolvedDockerOptions, type
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
 import { optionsParser } from '../schema.js';
 import { didYouMean } from '../util/nearest.js';
-import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA, type NativePolicyLoadOptions } from '../model/native-policy-options.js';
+import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';

@@ -6,7 +6,7 @@
  * stoppable: an abort (or Ctrl-C under the CLI) ends the rollouts, closes every env, and
  * returns with what was finished written down.
  */
-import { SwerlError, invalidArg } from '../errors.js';
+import { SwerlError } from '../errors.js';
 import { resolveLossOptions } from '../math/policy-loss.js';
 import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
@@ -15,7 +15,7 @@ import { optimizerStepsPerRun } from './algorithms.js';
 import { AsyncRollouts, VersionClock, type Batch } from './async-rollouts.js';
 import { collect, evaluate, replay, type Ranks } from './collect.js';
 import { ProcessGroupChannel } from '../model/process-group.js';
-import { isSftConfig, resolveTrainConfig, type TrainConfig } from './config.js';
+import { isSftConfig, resolveTrainConfig } from './config.js';
 import { learn } from './learn.js';
 import { rejectionLearn } from './rft/learn.js';
 import { consoleReporter, type TrainEvent } from './progress.js';

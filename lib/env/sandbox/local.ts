@@ -24,7 +24,6 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError, invalidArg } from '../../errors.js';
-import { optionsParser } from '../../schema.js';
 import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';

@@ -14,7 +14,6 @@ import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { allGatherBytes, gatherTrajectories, parallelFromEnv, rankShare } from '../../../lib/train/parallel.js';
 import { RunDirectory } from '../../../lib/train/run-dir.js';
 import { startServer } from '../../../lib/serve/server.js';
-import { train } from '../../../lib/train/trainer.js';
 import { ROOT, runSwerl, spawnTs } from '../../support/child-process.js';
 import { checkpointWeights, freePort } from '../../support/process-group.js';
 
