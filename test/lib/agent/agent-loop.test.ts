@@ -17,7 +17,6 @@ import {
   sleep,
   tokenizer,
   within,
-  type FakeEnvSpec,
   type Reply,
 } from '../../support/agent-fakes.js';
 

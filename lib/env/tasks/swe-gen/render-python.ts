@@ -1,6 +1,6 @@
 /** Python: a module at the repository's root, pytest tests in tests/ (Debian's python3 and pytest). */
 import { functionName, type Expr, type FunctionDef, type Stmt } from './program.js';
-import { operand, precedence, type Renderer, type TestSpec } from './renderer.js';
+import { operand, precedence, type Renderer } from './renderer.js';
 import { literal, type Value } from './values.js';
 
 const INDENT = '    ';
