@@ -46,3 +46,8 @@ export class SwerlError extends Error {
 export function invalidArg(field: string, problem: string, fix?: string): SwerlError {
   return new SwerlError('ERR_SWERL_INVALID_ARG', `${field} ${problem}${fix ? `; ${fix}` : ''}`);
 }
+
+/** A sandbox or exec failure (ERR_SWERL_SANDBOX): infrastructure, worth another attempt with a fresh sandbox. */
+export function isInfrastructureFault(error: unknown): boolean {
+  return error instanceof SwerlError && error.code === 'ERR_SWERL_SANDBOX';
+}

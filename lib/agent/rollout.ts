@@ -8,7 +8,7 @@
 import { Slots } from '../util/bounded.js';
 import { setMaxListeners } from 'node:events';
 
-import { SwerlError } from '../errors.js';
+import { SwerlError, isInfrastructureFault } from '../errors.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
 import { EpisodeAborted, runEpisode, type AgentLoopOptions } from './agent-loop.js';
@@ -54,10 +54,7 @@ export function sampledTokens(trajectory: Trajectory): number {
   return trajectory.turns.reduce((sum, turn) => sum + turn.responseTokens, 0);
 }
 
-/** A sandbox or exec failure: worth another attempt with a fresh env. */
-export function isInfrastructureFault(error: unknown): boolean {
-  return error instanceof SwerlError && error.code === 'ERR_SWERL_SANDBOX';
-}
+export { isInfrastructureFault };
 
 /** A counting semaphore. */
 /** The policy seen through a bound on generations in flight. */

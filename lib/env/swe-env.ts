@@ -4,7 +4,7 @@
  * patch, closes the sandbox and grades the patch in a fresh one (the hidden tests enter only
  * there); close() destroys whatever sandbox is left.
  */
-import { SwerlError, invalidArg } from '../errors.js';
+import { SwerlError, invalidArg, isInfrastructureFault } from '../errors.js';
 import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
@@ -64,10 +64,6 @@ export interface SweRewardResult extends RewardResult {
 
 /** Grading sandboxes made per reward() before an infrastructure fault is the episode's. */
 const GRADING_ATTEMPTS = 3;
-
-function isSandboxFault(error: unknown): boolean {
-  return error instanceof SwerlError && error.code === 'ERR_SWERL_SANDBOX';
-}
 
 export class SweEnv implements Env {
   readonly options: Readonly<SweEnvOptions>;
@@ -209,13 +205,13 @@ export class SweEnv implements Env {
           this.graded = { ...(await grade()), patch };
           break;
         } catch (error) {
-          if (!isSandboxFault(error) || attempt >= GRADING_ATTEMPTS) throw error;
+          if (!isInfrastructureFault(error) || attempt >= GRADING_ATTEMPTS) throw error;
         }
       }
     } catch (error) {
       // The infrastructure failed (no sandbox, or the episode's own lost before its patch was
       // read): the reward is unknown, not 0. The rollout engine plays the episode again.
-      if (!(error instanceof SwerlError) || isSandboxFault(error)) throw error;
+      if (!(error instanceof SwerlError) || isInfrastructureFault(error)) throw error;
       this.graded = { reward: 0, tests: {}, reason: `grading failed: ${error.message}`, patch, log: '' };
     }
     return this.graded;

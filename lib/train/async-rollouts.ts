@@ -71,14 +71,11 @@ export interface AsyncRolloutsOptions {
   signal?: AbortSignal;
 }
 
-interface Pending {
-  result: Promise<Batch & { collectSeconds: number }>;
-}
-
 export class AsyncRollouts {
   readonly #options: AsyncRolloutsOptions;
   readonly #stop = new AbortController();
-  readonly #batches = new Map<number, Pending>();
+  /** Each started step's batch, until taken. */
+  readonly #batches = new Map<number, Promise<Batch & { collectSeconds: number }>>();
   #version: number;
   #nextStep: number;
   /** The producer's chain: each batch starts when the one before it is collected. */
@@ -106,7 +103,7 @@ export class AsyncRollouts {
     const pending = this.#batches.get(step);
     if (!pending) throw new Error(`async rollouts: step ${step}'s rollouts were never started`);
     const waitStarted = performance.now();
-    const batch = await pending.result;
+    const batch = await pending;
     this.#batches.delete(step);
     const { maxStaleness, clock } = this.#options;
     const trained = step - 1;
@@ -136,7 +133,7 @@ export class AsyncRollouts {
     this.#stop.abort();
     this.#options.signal?.removeEventListener('abort', this.#forward);
     await this.#chain.catch(() => undefined);
-    await Promise.allSettled([...this.#batches.values()].map((b) => b.result));
+    await Promise.allSettled(this.#batches.values());
     this.#batches.clear();
   }
 
@@ -153,7 +150,7 @@ export class AsyncRollouts {
       // A failed batch fails its take(); the batches after it do not start.
       result.catch(() => undefined);
       this.#chain = result;
-      this.#batches.set(step, { result });
+      this.#batches.set(step, result);
     }
   }
 }

@@ -60,17 +60,10 @@ Napi::Value GroupAllReduce(const Napi::CallbackInfo& info) {
     };
     auto job = std::make_unique<Job>();
     job->group = group_of(info[0]);
-    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-      throw_invalid("values must be a Float64Array");
-    auto values = info[1].As<Napi::Float64Array>();
-    job->values.assign(values.Data(), values.Data() + values.ElementLength());
+    job->values = float64_arg(info, 1, "values");
     return PromiseWorker<Job>::start(
         info.Env(), std::move(job), {}, /*grad_mode=*/false, [](Job& j) { j.group->all_reduce_sum(j.values); },
-        [](Napi::Env env, Job& j) -> Napi::Value {
-          Napi::Float64Array out = Napi::Float64Array::New(env, j.values.size());
-          for (size_t i = 0; i < j.values.size(); ++i) out[i] = j.values[i];
-          return out;
-        });
+        [](Napi::Env env, Job& j) -> Napi::Value { return to_js(env, j.values); });
   });
 }
 

@@ -434,21 +434,14 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
   Napi::Value AllReduce(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
       policy(info.Env());
-      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-        throw_invalid("values must be a Float64Array");
-      auto values = info[0].As<Napi::Float64Array>();
-      auto job = std::make_unique<std::vector<double>>(values.Data(), values.Data() + values.ElementLength());
+      auto job = std::make_unique<std::vector<double>>(float64_arg(info, 0, "values"));
       return start_locked(
           info.Env(), std::move(job), /*grad_mode=*/false,
           [](Policy& p, std::vector<double>& v) {
             if (!p.group()) throw Error("ERR_SWERL_DIST", "this policy is in no process group: call joinGroup first");
             p.group()->all_reduce_sum(v);
           },
-          [](Napi::Env env, std::vector<double>& v) -> Napi::Value {
-            Napi::Float64Array out = Napi::Float64Array::New(env, v.size());
-            for (size_t i = 0; i < v.size(); ++i) out[i] = v[i];
-            return out;
-          });
+          [](Napi::Env env, std::vector<double>& v) -> Napi::Value { return to_js(env, v); });
     });
   }
 
@@ -461,9 +454,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
         std::lock_guard<std::mutex> lock(p.mutex());
         values = p.weights_fingerprint();
       }
-      Napi::Float64Array out = Napi::Float64Array::New(info.Env(), values.size());
-      for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
-      return out;
+      return to_js(info.Env(), values);
     });
   }
 

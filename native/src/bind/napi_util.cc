@@ -118,6 +118,19 @@ Napi::Float32Array to_js(Napi::Env env, const std::vector<float>& values) {
   return out;
 }
 
+Napi::Float64Array to_js(Napi::Env env, const std::vector<double>& values) {
+  Napi::Float64Array out = Napi::Float64Array::New(env, values.size());
+  std::copy(values.begin(), values.end(), out.Data());
+  return out;
+}
+
+std::vector<double> float64_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  if (info.Length() <= index || !info[index].IsTypedArray() || info[index].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw_field(name, "must be a Float64Array");
+  const Napi::Float64Array values = info[index].As<Napi::Float64Array>();
+  return std::vector<double>(values.Data(), values.Data() + values.ElementLength());
+}
+
 Napi::Uint8Array to_js(Napi::Env env, const std::vector<uint8_t>& values) {
   Napi::Uint8Array out = Napi::Uint8Array::New(env, values.size());
   std::copy(values.begin(), values.end(), out.Data());

@@ -54,6 +54,9 @@ ArrayView<uint8_t> uint8_field(const Napi::Object& object, const char* field);
 
 Napi::Float32Array to_js(Napi::Env env, const std::vector<float>& values);
 Napi::Uint8Array to_js(Napi::Env env, const std::vector<uint8_t>& values);
+Napi::Float64Array to_js(Napi::Env env, const std::vector<double>& values);
+// A Float64Array argument, copied (a job may outlive the array's owner).
+std::vector<double> float64_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
 // Hands a contiguous float32 CPU tensor to JS without copying; the tensor lives as long as
 // the returned array's buffer.
 Napi::Float32Array tensor_to_js(Napi::Env env, const at::Tensor& tensor);
