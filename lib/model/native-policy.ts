@@ -19,7 +19,6 @@ import { resolveModelConfig, type HfModelConfig, type ResolvedModelConfig } from
 import {
   parseGenerateOptions,
   parsePolicyOptions,
-  parseProcessGroupOptions,
   parseSaveOptions,
   type GenerateOptions,
   type ProcessGroupOptions,
@@ -27,6 +26,7 @@ import {
   type NativePolicyOptions,
   type SaveOptions,
 } from './native-policy-options.js';
+import { groupOptions } from './process-group.js';
 import { learningRate } from './schedule.js';
 import { ByteTokenizer } from './byte-tokenizer.js';
 import { loadTokenizer } from './hf-tokenizer.js';
@@ -311,11 +311,8 @@ export class NativePolicy {
    * take on the whole batch, and keep identical weights.
    */
   async joinGroup(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<void> {
-    const o = parseProcessGroupOptions(options, 'options');
-    if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
+    const o = groupOptions(options);
     const build = native().buildInfo();
-    if (!build.processGroups)
-      throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
     const cuda = this.options.device !== 'cpu';
     const backend = o.backend ?? (cuda && build.nccl ? 'nccl' : 'gloo');
     if (backend === 'nccl' && !cuda) throw invalidArg('options.backend', 'is "nccl" and this policy is on the CPU', 'use "gloo" (the default on CPU)');

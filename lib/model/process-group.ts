@@ -8,6 +8,15 @@ import { SwerlError, invalidArg } from '../errors.js';
 import { native, type NativeGroupHandle } from '../native.js';
 import { parseProcessGroupOptions, type ProcessGroupOptions } from './native-policy-options.js';
 
+/** A process group's options, checked and defaulted, once this build is known to have process groups (every join's first step). */
+export function groupOptions(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): ProcessGroupOptions {
+  const o = parseProcessGroupOptions(options, 'options');
+  if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
+  if (!native().buildInfo().processGroups)
+    throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
+  return o;
+}
+
 export class ProcessGroupChannel {
   #handle: NativeGroupHandle | undefined;
 
@@ -17,11 +26,8 @@ export class ProcessGroupChannel {
 
   /** Joins (blocks until every rank has). */
   static async join(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<ProcessGroupChannel> {
-    const o = parseProcessGroupOptions(options, 'options');
-    if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
+    const o = groupOptions(options);
     if (o.backend === 'nccl') throw invalidArg('options.backend', 'is "nccl"; a channel outside a policy carries host numbers over Gloo', 'leave it out');
-    if (!native().buildInfo().processGroups)
-      throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
     const handle = await native().groupJoin({ masterAddr: o.masterAddr, masterPort: o.masterPort, rank: o.rank, worldSize: o.worldSize, timeoutMs: o.timeoutMs });
     return new ProcessGroupChannel(handle, o.rank, o.worldSize);
   }
