@@ -17,7 +17,7 @@ export interface NativeBuildInfo {
   torchDir: string;
   torchLibDir: string;
   cuda: boolean;
-  /** Whether the addon was built with c10d's Gloo process group (data parallelism). */
+  /** Whether the addon was built with c10d's Gloo process group (data parallelism on CPU ranks; Debian's libgloo-dev). */
   processGroups: boolean;
   /** NCCL process groups (CUDA ranks): a CUDA build against a libtorch with NCCL. */
   nccl: boolean;

@@ -7,7 +7,7 @@
  */
 import { SwerlError, invalidArg } from '../errors.js';
 import type { NativeModelConfig } from '../native.js';
-import { resolveRopeScaling } from './rope-scaling.js';
+import { resolveRope } from './rope-scaling.js';
 
 export type ModelType = 'qwen3' | 'qwen2' | 'llama';
 const MODEL_TYPES: readonly ModelType[] = ['qwen3', 'qwen2', 'llama'];
@@ -28,6 +28,8 @@ export interface HfModelConfig {
   attention_bias?: boolean;
   hidden_act?: string;
   rope_scaling?: unknown;
+  /** transformers >= 5: rope_theta and the scaling in one object. */
+  rope_parameters?: unknown;
   use_sliding_window?: boolean;
   mlp_bias?: boolean;
   max_position_embeddings?: number;
@@ -96,7 +98,7 @@ export function resolveModelConfig(value: unknown, where = 'config'): ResolvedMo
   const hiddenAct = config.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') throw unsupported(where, 'hidden_act', hiddenAct, 'only "silu" (SwiGLU) is implemented');
   const maxPositions = config.max_position_embeddings == null ? undefined : integer(config, 'max_position_embeddings', 1, where);
-  const ropeScaling = resolveRopeScaling(config.rope_scaling, maxPositions, `${where}.rope_scaling`);
+  const { ropeTheta, ropeScaling } = resolveRope(config, maxPositions, where);
   if (config.use_sliding_window === true)
     throw unsupported(where, 'use_sliding_window', true, 'set use_sliding_window to false (full attention only)');
   if (config.mlp_bias === true) throw unsupported(where, 'mlp_bias', true, 'only bias-free MLPs are implemented');
@@ -107,7 +109,6 @@ export function resolveModelConfig(value: unknown, where = 'config'): ResolvedMo
   if (config.tie_word_embeddings !== undefined && typeof config.tie_word_embeddings !== 'boolean')
     throw invalidArg(`${where}.tie_word_embeddings`, 'must be a boolean');
 
-  const ropeTheta = positive(config, 'rope_theta', 10000, where);
   const rmsNormEps = positive(config, 'rms_norm_eps', 1e-6, where);
   const tieWordEmbeddings = (config.tie_word_embeddings as boolean | undefined) ?? false;
   const native: NativeModelConfig = {

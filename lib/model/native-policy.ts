@@ -26,7 +26,7 @@ import {
   type NativePolicyOptions,
   type SaveOptions,
 } from './native-policy-options.js';
-import { groupOptions } from './process-group.js';
+import { assertBackendBuilt, groupOptions } from './process-group.js';
 import { learningRate } from './schedule.js';
 import { ByteTokenizer } from './byte-tokenizer.js';
 import { loadTokenizer } from './hf-tokenizer.js';
@@ -316,8 +316,7 @@ export class NativePolicy {
     const cuda = this.options.device !== 'cpu';
     const backend = o.backend ?? (cuda && build.nccl ? 'nccl' : 'gloo');
     if (backend === 'nccl' && !cuda) throw invalidArg('options.backend', 'is "nccl" and this policy is on the CPU', 'use "gloo" (the default on CPU)');
-    if (backend === 'nccl' && !build.nccl)
-      throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no NCCL process groups; build it with CUDA against PyTorch\'s libtorch with nccl.h findable (NCCL_HOME), or join with backend "gloo"');
+    assertBackendBuilt(backend);
     await this.exclusive(() => this.handle.joinGroup({ ...o, backend }));
   }
 

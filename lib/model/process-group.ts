@@ -8,13 +8,23 @@ import { SwerlError, invalidArg } from '../errors.js';
 import { native, type NativeGroupHandle } from '../native.js';
 import { parseProcessGroupOptions, type ProcessGroupOptions } from './native-policy-options.js';
 
-/** A process group's options, checked and defaulted, once this build is known to have process groups (every join's first step). */
+/** A process group's options, checked and defaulted (every join's first step). */
 export function groupOptions(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): ProcessGroupOptions {
   const o = parseProcessGroupOptions(options, 'options');
   if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
-  if (!native().buildInfo().processGroups)
-    throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no process groups (Gloo\'s headers were missing when it was built); install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile');
   return o;
+}
+
+/** Refuses a backend this build of the addon lacks, saying how to get it. */
+export function assertBackendBuilt(backend: 'gloo' | 'nccl'): void {
+  const build = native().buildInfo();
+  if (backend === 'gloo' && !build.processGroups)
+    throw new SwerlError(
+      'ERR_SWERL_DIST',
+      `this build of the addon has no Gloo process groups (CPU ranks): Gloo's headers were missing when it was built${build.nccl ? ' (PyTorch\'s wheels ship none); CUDA ranks join with backend "nccl"' : ''}; install them (Debian: apt install libgloo-dev) and rebuild with npx cmake-js compile`,
+    );
+  if (backend === 'nccl' && !build.nccl)
+    throw new SwerlError('ERR_SWERL_DIST', 'this build of the addon has no NCCL process groups; build it with CUDA against PyTorch\'s libtorch with nccl.h findable (NCCL_HOME), or join with backend "gloo"');
 }
 
 export class ProcessGroupChannel {
@@ -28,6 +38,7 @@ export class ProcessGroupChannel {
   static async join(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<ProcessGroupChannel> {
     const o = groupOptions(options);
     if (o.backend === 'nccl') throw invalidArg('options.backend', 'is "nccl"; a channel outside a policy carries host numbers over Gloo', 'leave it out');
+    assertBackendBuilt('gloo');
     const handle = await native().groupJoin({ masterAddr: o.masterAddr, masterPort: o.masterPort, rank: o.rank, worldSize: o.worldSize, timeoutMs: o.timeoutMs });
     return new ProcessGroupChannel(handle, o.rank, o.worldSize);
   }

@@ -73,6 +73,37 @@ export function resolveRopeScaling(value: unknown, maxPositions: number | undefi
   return { kind: 'yarn', factor, originalMaxPositions, attentionFactor, betaFast, betaSlow, truncate: (r.truncate as boolean | undefined) ?? true, lowFreqFactor: 1, highFreqFactor: 4 };
 }
 
+/**
+ * The rotary settings of a config.json: rope_theta and rope_scaling as transformers < 5 wrote
+ * them, or one `rope_parameters` object ({"rope_type": "default", "rope_theta": 1e6, ...}) as
+ * transformers >= 5 writes them. A config that says both must agree; a partial rotary factor
+ * other than 1 is refused (the native model rotates every dimension).
+ */
+export function resolveRope(config: Record<string, unknown>, maxPositions: number | undefined, where: string): { ropeTheta: number; ropeScaling: NativeRopeScaling } {
+  const parameters = config.rope_parameters;
+  if (parameters != null && (typeof parameters !== 'object' || Array.isArray(parameters)))
+    throw invalidArg(`${where}.rope_parameters`, 'must be an object or null');
+  const p = (parameters ?? {}) as Record<string, unknown>;
+  const theta = config.rope_theta ?? p.rope_theta ?? 10000;
+  if (typeof theta !== 'number' || !(theta > 0) || !Number.isFinite(theta))
+    throw invalidArg(`${where}.${config.rope_theta !== undefined ? 'rope_theta' : 'rope_parameters.rope_theta'}`, `must be a finite number > 0 (got ${JSON.stringify(theta)})`);
+  if (config.rope_theta !== undefined && p.rope_theta !== undefined && p.rope_theta !== config.rope_theta)
+    throw invalidArg(`${where}.rope_parameters.rope_theta`, `(${JSON.stringify(p.rope_theta)}) disagrees with rope_theta (${config.rope_theta})`, 'keep one of the two, or make them equal');
+  if (p.partial_rotary_factor !== undefined && p.partial_rotary_factor !== 1)
+    throw invalidArg(`${where}.rope_parameters.partial_rotary_factor`, `= ${JSON.stringify(p.partial_rotary_factor)} is not supported by swerl's native model`, 'only full rotary embeddings (1) are implemented');
+  const { partial_rotary_factor: _partial, ...scalingFields } = p;
+  const type = p.rope_type ?? p.type;
+  if (parameters != null && config.rope_scaling != null && type !== undefined && type !== 'default')
+    throw invalidArg(`${where}.rope_scaling`, 'is given beside a scaled rope_parameters', 'keep rope_parameters (transformers >= 5) or rope_scaling, not both');
+  const ropeScaling =
+    config.rope_scaling != null
+      ? resolveRopeScaling(config.rope_scaling, maxPositions, `${where}.rope_scaling`)
+      : type === undefined || type === 'default'
+        ? ({ kind: 'none' } as const)
+        : resolveRopeScaling(scalingFields, maxPositions, `${where}.rope_parameters`);
+  return { ropeTheta: theta, ropeScaling };
+}
+
 /** The context a config allows: max_position_embeddings, when it says. */
 export function assertWithinContext(tokens: number, maxPositions: number | undefined, field: string, fix: string): void {
   if (maxPositions !== undefined && tokens > maxPositions)

@@ -10,6 +10,7 @@
 // Tolerances (the issue's, for 16-bit operands; fp32 ones are tighter): loss relative error
 // <= 1e-3, logprobs and entropy |error| <= 1e-3, dX and dW cosine >= 0.9999 and relative L2
 // <= 1e-2; masked-token count and clip fractions equal, other stats within 1e-3.
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -134,7 +135,7 @@ struct Reference {
 };
 
 Reference reference(const Inputs& in, const LossOptions& o, const at::Tensor& rows = {}) {
-  at::AutoGradMode grad(true);
+  c10::AutoGradMode grad(true);
   const at::Tensor pick = rows.defined() ? rows : at::arange(in.hidden.size(0), at::kLong);
   const at::Tensor x = in.hidden.to(at::kDouble).index_select(0, pick).requires_grad_(true);
   const at::Tensor w = in.weight.to(at::kDouble).requires_grad_(true);

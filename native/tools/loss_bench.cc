@@ -10,6 +10,7 @@
 // full pass (forward 2THV; backward recompute 2THV, dX 2THV, dW 2THV) and 2THV per GEMM.
 // Peak extra memory: the allocator's peak above what was allocated before the call, less the
 // gradients every method must return (T x H bf16 and V x H fp32).
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swerl_loss_bench needs a CUDA GPU\n");
     return 2;
   }
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const cudaDeviceProp* prop = at::cuda::getCurrentDeviceProperties();
   std::printf("# %s, %d SMs, fused loss vs eager libtorch vs cuBLAS bf16 GEMMs, V = %lld, median of %d\n",
               prop->name, prop->multiProcessorCount, (long long)c.vocab, c.repeats);
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
       if (c.eager) {
         try {
           const auto eager_pass = [&] {
-            at::AutoGradMode grad(true);
+            c10::AutoGradMode grad(true);
             const at::Tensor x = p.hidden.detach().requires_grad_(true), w = p.weight.detach().requires_grad_(true);
             torch::autograd::backward({eager_loss(x, w, p.in, options)});
           };

@@ -2,6 +2,7 @@
 // bench, calls it): times forward + backward through libtorch autograd (fused-linear vs. logits
 // materialized with libtorch's matmul) and measures the peak resident memory each adds. Inputs
 // are made here, so nothing crosses from JS but the shape.
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <malloc.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -61,7 +62,7 @@ void run_bench(BenchJob& job) {
   LossOptions options;
   {
     // On-policy old logprobs (ratio 1): every token is active in the backward, the worst case.
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     in.old_logprobs = at::zeros({job.tokens}, at::kFloat);  // any value: only logprobs are kept
     in.old_logprobs = fused_linear_policy_loss_forward(hidden, weight, in, options, job.chunks)
                           .logprobs;

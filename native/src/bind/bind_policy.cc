@@ -1,6 +1,7 @@
 // The policy as a JS object (PolicyHandle): construction, weights and optimizer state in and
 // out, generation steps, scoring and training steps. Long work runs in PromiseWorkers that
 // hold the policy by shared_ptr (so dispose() during a step is safe) and take its lock.
+#include <c10/core/GradMode.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <memory>
@@ -165,7 +166,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       if (options.prefix_cache_bytes < 0) throw_invalid("options.prefixCacheBytes must be >= 0");
       if (has_field(o, "prefillChunkTokens")) options.prefill_chunk_tokens = int64_t(number_field(o, "prefillChunkTokens"));
       if (options.prefill_chunk_tokens < 1) throw_invalid("options.prefillChunkTokens must be >= 1");
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       ref_.policy = std::make_shared<Policy>(config, options);
       ref_.device = options.device;
       return info.Env().Undefined();

@@ -1,6 +1,7 @@
 // libtorch's and OpenBLAS's thread settings. Grad mode and OpenMP's thread count are per thread, so every
 // worker thread sets them before it runs torch code.
 #pragma once
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 
 namespace swerl {
@@ -20,7 +21,7 @@ class TorchThreadScope {
   explicit TorchThreadScope(bool grad_mode);
 
  private:
-  at::AutoGradMode grad_mode_;
+  c10::AutoGradMode grad_mode_;
 };
 
 }  // namespace swerl

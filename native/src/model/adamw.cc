@@ -1,12 +1,13 @@
 #include "model/adamw.h"
 
+#include <c10/core/GradMode.h>
 #include <cmath>
 
 namespace swerl {
 
 void adamw_step(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                 const std::vector<bool>& decay, AdamWState& state, const AdamWOptions& o) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   if (state.exp_avg.empty()) {
     for (const at::Tensor& p : params) {
       state.exp_avg.push_back(at::zeros_like(p));

@@ -1,5 +1,6 @@
 #include "model/policy.h"
 
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
@@ -152,7 +153,7 @@ Policy::Policy(const ModelConfig& config, const PolicyOptions& options)
 
 void Policy::copy_master_to_model() {
   if (options_.compute_dtype == at::kFloat) return;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (size_t i = 0; i < master_.size(); ++i) model_->parameters()[i].copy_(master_[i]);
 }
 
@@ -162,7 +163,7 @@ void Policy::init_random(double std, uint64_t seed) {
     // Draw in fp32 for the master copy, so fp32 and bf16 policies of one seed agree.
     Transformer fp32(model_->config(), at::kCPU, at::kFloat);
     swerl::init_random(fp32, std, seed);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t i = 0; i < master_.size(); ++i) master_[i].copy_(fp32.parameters()[i]);
     copy_master_to_model();
   }
@@ -170,7 +171,7 @@ void Policy::init_random(double std, uint64_t seed) {
 }
 
 void Policy::set_state(StateKind kind, int64_t index, const at::Tensor& values) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor v = values.to(options_.device, at::kFloat);
   switch (kind) {
     case StateKind::Parameter:
@@ -206,7 +207,7 @@ at::Tensor Policy::get_state(StateKind kind, int64_t index) const {
 }
 
 void Policy::join_group(std::shared_ptr<ProcessGroup> group) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   group->broadcast(master_, 0);
   copy_master_to_model();
   // AdamW's state too (a resumed rank 0 has it, the others start fresh): whether there is
@@ -233,7 +234,7 @@ void Policy::join_group(std::shared_ptr<ProcessGroup> group) {
 }
 
 std::vector<double> Policy::weights_fingerprint() const {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<double> out;
   for (const at::Tensor& m : master_) {
     const at::Tensor d = m.to(at::kDouble);
@@ -296,14 +297,14 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
       result.stats.loss += loss.item<double>();
     }
     torch::autograd::backward({loss});
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].grad().defined()) continue;
       grads[i].add_(params[i].grad().to(at::kFloat));
       params[i].mutable_grad() = at::Tensor();
     }
   }
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   if (group_) {
     // Token weights carry the global denominators: the sum over ranks is the global gradient.
     group_->all_reduce_sum(grads);
@@ -339,7 +340,7 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
 
 std::vector<float> Policy::logprobs(const PackedSequences& seqs, double temperature,
                                     int64_t micro_batch_tokens, bool pack) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const int64_t vocab = model_->config().vocab_size;
   for (int32_t token : seqs.tokens)
     if (token < 0 || token >= vocab)

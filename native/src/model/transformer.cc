@@ -1,5 +1,6 @@
 #include "model/transformer.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -129,7 +130,7 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     ctx->saved_data["index"] = index;
     ctx->saved_data["model"] = model_address;
     ctx->saved_data["segments"] = segments;
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     return {model->forward_layer(index, x, cos, sin, segments)};
   }
 
@@ -140,7 +141,7 @@ struct CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
     const at::Tensor x = saved[0].detach().requires_grad_(true);
     at::Tensor out;
     {
-      at::AutoGradMode grad_on(true);
+      c10::AutoGradMode grad_on(true);
       out = model->forward_layer(ctx->saved_data["index"].toInt(), x, saved[1], saved[2],
                                  ctx->saved_data["segments"].toIntVector());
     }
@@ -243,7 +244,7 @@ at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& position
 }
 
 void init_random(Transformer& model, double std, uint64_t seed) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   const auto& specs = model.specs();
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -2,9 +2,15 @@
 
 #include "core/swerl_error.h"
 
+// Gloo (CPU ranks: Debian's libgloo-dev; PyTorch's wheels ship no Gloo headers) and NCCL (CUDA
+// ranks: PyTorch's libtorch with the nvidia-nccl wheel) are built independently; either gives
+// process groups, over the same TCPStore rendezvous.
+#if defined(SWERL_WITH_GLOO) || defined(SWERL_WITH_NCCL)
+#define SWERL_WITH_PROCESS_GROUPS 1
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
 #ifdef SWERL_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
 #ifdef SWERL_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -15,8 +21,7 @@
 
 namespace swerl {
 
-
-#ifdef SWERL_WITH_GLOO
+#ifdef SWERL_WITH_PROCESS_GROUPS
 
 namespace {
 
@@ -57,7 +62,11 @@ void over_buckets(const std::vector<at::Tensor>& tensors, int64_t budget,
 
 }  // namespace
 
+#ifdef SWERL_WITH_GLOO
 bool process_groups_available() { return true; }
+#else
+bool process_groups_available() { return false; }
+#endif
 
 #ifdef SWERL_WITH_NCCL
 bool nccl_available() { return true; }
@@ -69,7 +78,9 @@ bool nccl_available() { return false; }
 // libtorch 1.x and 2.x, so each is held as itself).
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
+#ifdef SWERL_WITH_GLOO
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
 #ifdef SWERL_WITH_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
@@ -81,7 +92,9 @@ struct ProcessGroup::Impl {
       return;
     }
 #endif
+#ifdef SWERL_WITH_GLOO
     gloo->allreduce(tensors)->wait();
+#endif
   }
 
   void broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& options) {
@@ -91,7 +104,9 @@ struct ProcessGroup::Impl {
       return;
     }
 #endif
+#ifdef SWERL_WITH_GLOO
     gloo->broadcast(tensors, options)->wait();
+#endif
   }
 };
 
@@ -131,10 +146,16 @@ ProcessGroup::ProcessGroup(const GroupOptions& options) : options_(options), imp
       throw Error("ERR_SWERL_DIST", "this build of swerl's addon has no NCCL process groups: build it with CUDA against a libtorch that has NCCL (PyTorch's), with nccl.h findable (NCCL_HOME)");
 #endif
     } else {
+#ifdef SWERL_WITH_GLOO
       auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
       gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options.master_addr));
       gloo_options->threads = 2;
       impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world_size, gloo_options);
+#else
+      throw Error("ERR_SWERL_DIST", "this build of swerl's addon has no Gloo process groups (CPU ranks): Gloo's headers were not "
+                                    "found when it was built (PyTorch's wheels ship none). Use backend 'nccl' on CUDA ranks, or "
+                                    "build against Debian's libtorch-dev with libgloo-dev installed");
+#endif
     }
   });
 }
@@ -183,9 +204,9 @@ struct ProcessGroup::Impl {};
 
 ProcessGroup::ProcessGroup(const GroupOptions& options) : options_(options) {
   throw Error("ERR_SWERL_DIST",
-              "this build of swerl's addon has no process groups: Gloo's headers were not found when it was "
-              "built. Install them (Debian: apt install libgloo-dev; PyTorch's libtorch ships them) and rebuild "
-              "(npx cmake-js compile)");
+              "this build of swerl's addon has no process groups: neither Gloo's headers (Debian: apt install "
+              "libgloo-dev) nor NCCL (a CUDA build against PyTorch's libtorch, nccl.h findable through NCCL_HOME) "
+              "were found when it was built. Install one and rebuild (npx cmake-js compile)");
 }
 
 ProcessGroup::~ProcessGroup() = default;

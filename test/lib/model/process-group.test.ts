@@ -30,11 +30,22 @@ function rank(args: object): Promise<{ code: number | null; stdout: string; stde
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started })));
 }
 
-t.test('the addon has process groups', async (t) => {
-  t.equal(native().buildInfo().processGroups, true, 'built with Gloo (Debian: libgloo-dev)');
+// CPU ranks run on Gloo. A build against PyTorch's wheels (which ship no Gloo headers) has NCCL
+// alone: there the Gloo tests skip, and a Gloo group must be refused by name.
+const { processGroups: gloo, nccl } = native().buildInfo();
+const noGloo = gloo ? false : 'the addon has no Gloo (a build against PyTorch\'s wheels, which ship no Gloo headers)';
+
+t.test('the addon has Gloo process groups, or (NCCL alone) refuses a Gloo group by name', async (t) => {
+  if (!nccl) t.equal(gloo, true, 'a CPU build has Gloo (Debian: libgloo-dev)');
+  if (gloo) return;
+  const policy = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 1 });
+  t.teardown(() => policy.dispose());
+  const refusal = { code: 'ERR_SWERL_DIST', message: /no Gloo process groups \(CPU ranks\).*backend "nccl".*libgloo-dev/ };
+  await t.rejects(policy.joinGroup({ rank: 0, worldSize: 1, masterPort: await freePort() }), refusal, 'a CPU policy');
+  await t.rejects(ProcessGroupChannel.join({ rank: 0, worldSize: 1, masterPort: await freePort() }), refusal, 'a channel');
 });
 
-t.test(`two ranks on loopback: bit-identical to each other, equal to one process on the global batch (seed ${SEED})`, async (t) => {
+t.test(`two ranks on loopback: bit-identical to each other, equal to one process on the global batch (seed ${SEED})`, { skip: noGloo }, async (t) => {
   const dir = t.testdir();
   const port = await freePort();
   const runs = await Promise.all([0, 1].map((r) => rank({ rank: r, worldSize: 2, port, out: path.join(dir, `rank${r}`), steps: STEPS, seed: SEED })));
@@ -64,7 +75,7 @@ t.test(`two ranks on loopback: bit-identical to each other, equal to one process
   steps[0]!.forEach((s: { loss: number }, i: number) => t.ok(Math.abs(s.loss - losses[i]!) <= 1e-5 * Math.max(1, Math.abs(losses[i]!)), `step ${i}: the group's loss ${s.loss} is the global batch's ${losses[i]}`));
 });
 
-t.test('a rank that dies: the other fails its next collective with ERR_SWERL_DIST and exits', async (t) => {
+t.test('a rank that dies: the other fails its next collective with ERR_SWERL_DIST and exits', { skip: noGloo }, async (t) => {
   const dir = t.testdir();
   const port = await freePort();
   const [survivor, dead] = await Promise.all([
@@ -77,7 +88,7 @@ t.test('a rank that dies: the other fails its next collective with ERR_SWERL_DIS
   t.ok(survivor.ms < 60_000, `and stops within the timeout (${(survivor.ms / 1000).toFixed(1)} s)`);
 });
 
-t.test('bad group options are refused by name', async (t) => {
+t.test('bad group options are refused by name', { skip: noGloo }, async (t) => {
   const policy = await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), { seed: 1 });
   t.teardown(() => policy.dispose());
   await t.rejects(policy.joinGroup({ rank: 2, worldSize: 2 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.rank is 2 and worldSize 2/ });
@@ -96,8 +107,7 @@ t.test('bad group options are refused by name', async (t) => {
 
 // A GPU machine has one device here: NCCL in a group of one (its collectives are identities, and a
 // train step in the group must equal one outside it). Two CUDA ranks need two GPUs.
-const ncclBuilt = native().buildInfo().nccl;
-t.test('NCCL (CUDA): a group of one all-reduces on the device, and its train step is an ungrouped one\'s', { skip: ncclBuilt ? false : 'the addon has no NCCL (a CUDA build against PyTorch\'s libtorch)' }, async (t) => {
+t.test('NCCL (CUDA): a group of one all-reduces on the device, and its train step is an ungrouped one\'s', { skip: nccl ? false : 'the addon has no NCCL (a CUDA build against PyTorch\'s libtorch)' }, async (t) => {
   const options = { seed: 7, device: 'cuda', optimizer: { lr: 1e-3 } } as const;
   const [grouped, alone] = [await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), options), await NativePolicy.load(presetConfig('qwen3-tiny', DP_VOCAB), options)];
   t.teardown(() => (grouped.dispose(), alone.dispose()));
@@ -111,7 +121,7 @@ t.test('NCCL (CUDA): a group of one all-reduces on the device, and its train ste
   t.same(Array.from(grouped.weightsFingerprint()), Array.from(alone.weightsFingerprint()), 'the same weights, bit for bit');
 });
 
-t.test('a process group channel of its own (the async producers\' gathers): joins, sums, refuses what it cannot do, closes', async (t) => {
+t.test('a process group channel of its own (the async producers\' gathers): joins, sums, refuses what it cannot do, closes', { skip: noGloo }, async (t) => {
   await t.rejects(ProcessGroupChannel.join({ rank: 1, worldSize: 1 }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.rank is 1 and worldSize 1/ });
   await t.rejects(ProcessGroupChannel.join({ rank: 0, worldSize: 1, backend: 'nccl' }), { code: 'ERR_SWERL_INVALID_ARG', message: /options\.backend is "nccl"/ });
   const channel = await ProcessGroupChannel.join({ rank: 0, worldSize: 1, masterPort: await freePort() });
