@@ -42,21 +42,22 @@ function ranksOf(port: number): { pid: number; rank: string }[] {
 
 const rows = (dir: string) => readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-t.test('swerl train --nproc 2 (with a KL term): the steps of one process, ranks bit-identical, rank 0 writes', async (t) => {
+t.test('swerl train --nproc 2 (with a KL term), stopped after a step and resumed: the steps of one process, ranks bit-identical, rank 0 writes', async (t) => {
   const dir = t.testdir();
   const port = await freePort();
-  const [parallel, single] = await Promise.all([
-    runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'dp'), '--nproc', '2', '--master-port', String(port)]),
-    runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'one')]),
-  ]);
-  t.equal(parallel.code, 0, parallel.stderr.slice(-3000));
+  const group = (...args: string[]) => runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'dp'), '--nproc', '2', '--master-port', String(port), ...args]);
+  const [first, single] = await Promise.all([group('run.steps=1'), runSwerl(['train', FROZENLAKE, ...RUN, ...KL, '--dir', path.join(dir, 'one')])]);
+  t.equal(first.code, 0, first.stderr.slice(-3000));
   t.equal(single.code, 0, single.stderr.slice(-3000));
+  // The whole group resumes: rank 0 from its checkpoint, the other from rank 0 through the join.
+  const parallel = await group('--resume');
+  t.equal(parallel.code, 0, parallel.stderr.slice(-3000));
   t.notMatch(parallel.stderr, /\[rank 1\] step/, 'rank 1 does not report progress');
   const summary = JSON.parse(readFileSync(path.join(dir, 'dp', 'summary.json'), 'utf8'));
   t.same(summary.parallel, { worldSize: 2, identicalWeights: true }, 'the ranks ended bit-identical');
   const [dp, one] = [rows(path.join(dir, 'dp')), rows(path.join(dir, 'one'))];
   t.equal(dp.length, 2, 'one metrics row a step: rank 0 alone writes');
-  t.same(dp.map((r) => r.reward), one.map((r) => r.reward), 'the same rollouts, gathered');
+  t.same(dp.map((r) => r.reward), one.map((r) => r.reward), 'the same rollouts, gathered, across the resume');
   t.same(dp.map((r) => r.parallel), [{ worldSize: 2 }, { worldSize: 2 }]);
   const [a, b] = [await checkpointWeights(path.join(dir, 'dp/checkpoints/step-2')), await checkpointWeights(path.join(dir, 'one/checkpoints/step-2'))];
   const before = await checkpointWeights(path.join(dir, 'one/checkpoints/step-0'));
