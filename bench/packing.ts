@@ -18,6 +18,7 @@ import { native, packageRoot } from '../lib/native.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
 import { flag, count } from './args.js';
+import { median } from './stats.js';
 
 const PRESETS: Record<string, ModelPreset> = { tiny: 'qwen3-tiny', small: 'qwen3-small', '50m': 'qwen3-50m' };
 const models = (flag('--models') ?? 'tiny,small').split(',');
@@ -51,7 +52,6 @@ interface Row {
   scoreTokensPerSecond: number;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: Row[] = [];
 for (const model of models) {
   for (const packed of [false, true]) {

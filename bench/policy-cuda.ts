@@ -23,6 +23,7 @@ import { parameterCount, resolveModelConfig, type HfModelConfig } from '../lib/m
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { mulberry32 } from '../lib/util/random.js';
 import { count, flag } from './args.js';
+import { median } from './stats.js';
 
 const PEAK_BF16_FLOPS = 989e12;
 const repeats = count('--repeats', 3);
@@ -49,7 +50,6 @@ const QWEN3_TINY: HfModelConfig = { ...QWEN3_06B, vocab_size: 512, hidden_size: 
 const MODEL = quick ? QWEN3_TINY : QWEN3_06B;
 
 if (deviceName !== 'cpu' && !native().buildInfo().cuda) throw new Error('bench:policy-cuda needs the addon built with CUDA (buildInfo().cuda is false)');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const random = mulberry32(1234);
 const tokens = (n: number) => Int32Array.from({ length: n }, () => Math.floor(random() * MODEL.vocab_size));
 

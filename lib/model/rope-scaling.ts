@@ -84,9 +84,7 @@ export function resolveRope(config: Record<string, unknown>, maxPositions: numbe
   if (parameters != null && (typeof parameters !== 'object' || Array.isArray(parameters)))
     throw invalidArg(`${where}.rope_parameters`, 'must be an object or null');
   const p = (parameters ?? {}) as Record<string, unknown>;
-  const theta = config.rope_theta ?? p.rope_theta ?? 10000;
-  if (typeof theta !== 'number' || !(theta > 0) || !Number.isFinite(theta))
-    throw invalidArg(`${where}.${config.rope_theta !== undefined ? 'rope_theta' : 'rope_parameters.rope_theta'}`, `must be a finite number > 0 (got ${JSON.stringify(theta)})`);
+  const theta = config.rope_theta !== undefined ? number(config, 'rope_theta', where) : number(p, 'rope_theta', `${where}.rope_parameters`, 10000);
   if (config.rope_theta !== undefined && p.rope_theta !== undefined && p.rope_theta !== config.rope_theta)
     throw invalidArg(`${where}.rope_parameters.rope_theta`, `(${JSON.stringify(p.rope_theta)}) disagrees with rope_theta (${config.rope_theta})`, 'keep one of the two, or make them equal');
   if (p.partial_rotary_factor !== undefined && p.partial_rotary_factor !== 1)
@@ -95,12 +93,11 @@ export function resolveRope(config: Record<string, unknown>, maxPositions: numbe
   const type = p.rope_type ?? p.type;
   if (parameters != null && config.rope_scaling != null && type !== undefined && type !== 'default')
     throw invalidArg(`${where}.rope_scaling`, 'is given beside a scaled rope_parameters', 'keep rope_parameters (transformers >= 5) or rope_scaling, not both');
+  // rope_parameters without a rope_type is plain rotary, as "default" is.
   const ropeScaling =
     config.rope_scaling != null
       ? resolveRopeScaling(config.rope_scaling, maxPositions, `${where}.rope_scaling`)
-      : type === undefined || type === 'default'
-        ? ({ kind: 'none' } as const)
-        : resolveRopeScaling(scalingFields, maxPositions, `${where}.rope_parameters`);
+      : resolveRopeScaling(type === undefined ? null : scalingFields, maxPositions, `${where}.rope_parameters`);
   return { ropeTheta: theta, ropeScaling };
 }
 

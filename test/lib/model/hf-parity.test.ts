@@ -23,12 +23,15 @@ interface Reference {
   models: { name: string; dir: string; sequences: number[][]; float64: number[][]; cuda_float32?: number[][]; cuda_bfloat16?: number[][] }[];
 }
 
-/** Largest |a - b| and the mean over positions 1.. of each sequence (position 0 has no logprob). */
-function gap(ours: Float32Array[], theirs: number[][]): { max: number; mean: number } {
+/**
+ * Largest |a - b| and the mean, against the reference's rows (positions 1.. of each sequence);
+ * `offset` is where those positions start in `ours` (1 for swerl's rows, which hold position 0).
+ */
+function gap(ours: ArrayLike<number>[], theirs: number[][], offset = 1): { max: number; mean: number } {
   let max = 0, sum = 0, n = 0;
   for (const [i, row] of theirs.entries())
     for (const [j, value] of row.entries()) {
-      const d = Math.abs(ours[i]![j + 1]! - value);
+      const d = Math.abs(ours[i]![j + offset]! - value);
       if (!(d <= max)) max = d; // NaN sticks
       sum += d;
       ++n;
@@ -60,7 +63,7 @@ t.test('NativePolicy scores transformers\' own checkpoints as transformers does'
       const bf16Policy = await NativePolicy.load(model.dir, { device, computeDtype: 'bfloat16', seed: 3 });
       const bf16 = gap(await bf16Policy.logprobs(model.sequences), model.float64);
       bf16Policy.dispose();
-      const theirs = model.cuda_bfloat16 ? gap(model.cuda_bfloat16.map((r) => Float32Array.from([0, ...r])), model.float64) : undefined;
+      const theirs = model.cuda_bfloat16 ? gap(model.cuda_bfloat16, model.float64, 0) : undefined;
       // bf16 keeps 8 significant bits: the gap is reported next to transformers' own bf16 gap,
       // and bounded only loosely (a wrong weight or a broken kernel is far outside it).
       t.ok(bf16.max < 0.25, `${model.name} on cuda, bfloat16: max |Δ| ${bf16.max.toExponential(2)}, mean ${bf16.mean.toExponential(2)}` +
