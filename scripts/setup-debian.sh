@@ -5,10 +5,11 @@
 # reference BLAS. cmake and g++ build the addon; ccache caches its objects, so that a rebuild of
 # the same sources (npm ci, then the packed package's install in test/package) is quick.
 # libgloo-dev: the headers c10d's Gloo process group (data parallelism) compiles against.
+# curl and xz-utils: scripts/check-torch2.sh fetches libtorch 2.x headers to compile against.
 # python3 and python3-pytest run the Python repositories' tests that decide rewards.
 set -euo pipefail
 
-packages=(libtorch-dev libopenblas0-pthread libgloo-dev cmake g++ make ccache python3 python3-pytest python3-simplejson python3-tz git bubblewrap podman runc tar procps chromium)
+packages=(libtorch-dev curl xz-utils libopenblas0-pthread libgloo-dev cmake g++ make ccache python3 python3-pytest python3-simplejson python3-tz git bubblewrap podman runc tar procps chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,28 +15,14 @@ at::Tensor causal_mask(int64_t tokens, at::Device device) {
       .view({1, 1, tokens, tokens});
 }
 
-#if TORCH_VERSION_MAJOR >= 2
 namespace {
 
-// SDPA wants a key and value head per query head: KV head h / groups repeated for each.
-at::Tensor repeat_kv(const at::Tensor& t, int64_t heads) {
-  const int64_t B = t.size(0), nkv = t.size(1), Tk = t.size(2), D = t.size(3), groups = heads / nkv;
-  return groups == 1 ? t : t.unsqueeze(2).expand({B, nkv, groups, Tk, D}).reshape({B, heads, Tk, D});
-}
-
-}  // namespace
-
-// libtorch 2.x: the fused kernels (flash / memory-efficient on CUDA) through SDPA.
-at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                   const at::Tensor& allowed) {
-  return at::scaled_dot_product_attention(q, repeat_kv(k, q.size(1)), repeat_kv(v, q.size(1)), allowed, 0.0, false);
-}
-#else
-// libtorch 1.x has no fused attention: softmax(q k^T / sqrt(D)) v, the softmax in fp32 as
-// Hugging Face's eager attention does. The query heads of a group share one matmul with
-// their KV head, so K and V are never repeated in memory.
-at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                   const at::Tensor& allowed) {
+// The query heads of a group share one matmul with their KV head, so K and V are never
+// repeated in memory; softmax(q k^T / sqrt(D)) v with the softmax in fp32, as Hugging Face's
+// eager attention does. Scores take [B, nh, Tq, Tk]: for one query per sequence (decode) or
+// a short square.
+at::Tensor grouped_matmul_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                    const at::Tensor& allowed) {
   const int64_t B = q.size(0), nh = q.size(1), Tq = q.size(2), D = q.size(3);
   const int64_t nkv = k.size(1), Tk = k.size(2), groups = nh / nkv;
   const at::Tensor qg = q.reshape({B, nkv, groups * Tq, D});
@@ -45,6 +31,51 @@ at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, con
   scores.masked_fill_(allowed.unsqueeze(1).logical_not(), -std::numeric_limits<float>::infinity());
   const at::Tensor probs = at::softmax(scores, -1).to(q.scalar_type());
   return at::matmul(probs.view({B, nkv, groups * Tq, Tk}), v).view({B, nh, Tq, D});
+}
+
+}  // namespace
+
+at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed) {
+  // Not SDPA on 2.x: with a mask it runs the memory-efficient or math kernel, neither of which
+  // groups query heads, so every step would copy the whole cache out to all heads.
+  return grouped_matmul_attention(q, k, v, allowed);
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+namespace {
+
+#define SWERL_SDPA_HAS_GQA (TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 5)
+
+// SDPA over grouped heads: enable_gqa where libtorch has it (2.5+; flash attention reads the
+// shared KV head in place), else the KV heads repeated out to one per query head.
+at::Tensor grouped_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
+                        bool is_causal) {
+#if SWERL_SDPA_HAS_GQA
+  const bool gqa = k.size(1) != q.size(1);
+  if (allowed.defined()) return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, is_causal, std::nullopt, gqa);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, is_causal, std::nullopt, gqa);
+#else
+  const auto repeat_kv = [heads = q.size(1)](const at::Tensor& t) {
+    const int64_t B = t.size(0), nkv = t.size(1), Tk = t.size(2), D = t.size(3), groups = heads / nkv;
+    return groups == 1 ? t : t.unsqueeze(2).expand({B, nkv, groups, Tk, D}).reshape({B, heads, Tk, D});
+  };
+  if (allowed.defined()) return at::scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), allowed, 0.0, is_causal);
+  return at::scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), {}, 0.0, is_causal);
+#endif
+}
+
+}  // namespace
+
+// libtorch 2.x: the fused kernels (flash / memory-efficient on CUDA) through SDPA.
+at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const at::Tensor& allowed) {
+  return grouped_sdpa(q, k, v, allowed, false);
+}
+#else
+// libtorch 1.x has no fused attention.
+at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const at::Tensor& allowed) {
+  return grouped_matmul_attention(q, k, v, allowed);
 }
 #endif
 
@@ -59,7 +90,7 @@ int64_t causal_block_tokens() {
 
 #if TORCH_VERSION_MAJOR >= 2
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t) {
-  return at::scaled_dot_product_attention(q, repeat_kv(k, q.size(1)), repeat_kv(v, q.size(1)), {}, 0.0, /*is_causal=*/true);
+  return grouped_sdpa(q, k, v, at::Tensor(), /*is_causal=*/true);
 }
 
 at::Tensor causal_attention_after(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t start,

@@ -11,6 +11,10 @@ namespace swerl {
 at::Tensor grouped_query_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& allowed);
 
+// One query per sequence (decode: q [B, nh, 1, D]) against the cache, on every libtorch as
+// a grouped matmul: the query heads of a group read their KV head in place.
+at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed);
+
 // [1, 1, T, T] lower-triangular: the causal mask of a fresh sequence.
 at::Tensor causal_mask(int64_t tokens, at::Device device);
 

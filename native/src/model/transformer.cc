@@ -236,7 +236,7 @@ at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& position
       // k, v [B, nkv, 1, D] go to (slot b, every head, position p_b).
       cache.keys(i).index_put_({slots, Slice(), positions}, k.squeeze(2));
       cache.values(i).index_put_({slots, Slice(), positions}, v.squeeze(2));
-      return grouped_query_attention(q, cache.keys(i).narrow(0, 0, B).narrow(2, 0, keys),
+      return decode_attention(q, cache.keys(i).narrow(0, 0, B).narrow(2, 0, keys),
                                      cache.values(i).narrow(0, 0, B).narrow(2, 0, keys), allowed);
     });
   }
