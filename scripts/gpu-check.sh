@@ -79,6 +79,10 @@ fi
 if has bench; then
   stamp bench
   "$bin/swerl_loss_bench" --out "$out/loss-cuda.json" "$@" 2>&1 | tee "$out/loss-cuda.txt" || status=1
+  # The same card with the element-wise passes' scalar loops (the first version): what 16-byte
+  # loads bought, measured side by side.
+  SWERL_LOSS_SCALAR_PASSES=1 "$bin/swerl_loss_bench" --no-eager --hidden 1024,4096 --tokens 16384 \
+    --out "$out/loss-cuda-scalar.json" 2>&1 | tee "$out/loss-cuda-scalar.txt" || status=1
   if $with_node; then
     node dist/bench/policy-cuda.js --out "$out/policy-cuda.json" 2>&1 | tee "$out/policy-cuda.txt" || status=1
   fi

@@ -13,6 +13,7 @@ import type { Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
+import { mean } from '../util/stats.js';
 import { episodeChat } from '../tts/judge.js';
 import type { Candidate } from '../tts/select.js';
 import type { TaskVerification } from '../tts/verify.js';
@@ -71,7 +72,6 @@ export interface EvalReport {
   selection?: SelectionReport;
 }
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
 function count(values: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};

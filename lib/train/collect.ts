@@ -13,7 +13,7 @@ import { mixSeed, tasksForStep } from '../util/random.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
 import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
-import { mean } from './step-metrics.js';
+import { mean } from '../util/stats.js';
 import type { TaskRef, TaskSource } from './task-source.js';
 
 export function agentOptions(config: TrainConfig, source: TaskSource, overrides: Partial<AgentLoopOptions> = {}): AgentLoopOptions {

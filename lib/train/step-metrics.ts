@@ -7,11 +7,8 @@ import { sampledTokens } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
 import type { TrainStepResult } from '../model/native-policy.js';
 import type { NativePrefixCacheStats } from '../native.js';
+import { mean } from '../util/stats.js';
 import { solveCounts, type ShapedBatch } from './batch.js';
-
-export function mean(values: readonly number[]): number {
-  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
-}
 
 export function stepMetrics(
   step: number,

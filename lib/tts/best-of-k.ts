@@ -5,6 +5,7 @@
  * tasks. Best@k <= Pass@k always: a selection is one of the candidates.
  */
 import { invalidArg } from '../errors.js';
+import { mean } from '../util/stats.js';
 import { selectCandidate, type Candidate, type SelectOptions, type SelectionRule } from './select.js';
 
 export interface TaskSelection {
@@ -29,7 +30,6 @@ export interface BestOfKReport {
 }
 
 const resolved = (c: Candidate) => (c.reward > 0 ? 1 : 0);
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Selects per task and sums up; `seedOf` gives the random rule each task's own draw. */
 export function bestOfK(

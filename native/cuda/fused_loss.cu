@@ -6,6 +6,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include "cuda_check.cuh"
 #include "kernels.h"
 
@@ -288,10 +290,20 @@ __global__ void scatter_rows_kernel(const float* __restrict__ grad_rows, int64_t
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x) store(src[i], dst + i);
 }
 
+// SWERL_LOSS_SCALAR_PASSES=1 keeps the element-wise passes on their scalar loops (the first
+// version's access pattern), so a benchmark can compare both on the same card in one run.
+bool scalar_passes_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("SWERL_LOSS_SCALAR_PASSES");
+    return v != nullptr && v[0] == '1';
+  }();
+  return forced;
+}
+
 // Whether every row of a [rows, cols] buffer starting at `base` can be read or written four
 // elements at a time with `quad_bytes`-sized accesses.
 bool quads_fit(const void* base, int64_t cols, size_t quad_bytes) {
-  return cols % 4 == 0 && reinterpret_cast<uintptr_t>(base) % quad_bytes == 0;
+  return !scalar_passes_forced() && cols % 4 == 0 && reinterpret_cast<uintptr_t>(base) % quad_bytes == 0;
 }
 
 struct CudaBackend {

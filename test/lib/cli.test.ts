@@ -20,10 +20,15 @@ function checkTable(t: Test, stdout: string, ids: string[]) {
   t.match(stdout, new RegExp(`^${ids.length} valid, 0 invalid$`, 'm'));
 }
 
-t.test('swerl tasks validate: all of swe-mini in the local sandbox', async (t) => {
-  const ids = await taskIds();
+// Every swe-mini task's gold patch scores 1 and its base 0 in the local sandbox:
+// test/lib/agent/scripted-policy.test.ts plays all of them. Here the command itself, on a
+// quarter of the set (every fourth task, both languages, two runs each).
+t.test('swerl tasks validate: swe-mini tasks of both languages in the local sandbox', async (t) => {
+  const all = await taskIds();
+  const ids = all.filter((_id, i) => i % 4 === 0);
+  t.ok(ids.some((id) => id.startsWith('js-')) && ids.some((id) => id.startsWith('py-')), `both languages among ${ids.join(', ')}`);
   const json = path.join(t.testdir(), 'out', 'validation.json');
-  const r = await swerl(['tasks', 'validate', SWE_MINI, '--json', json]);
+  const r = await swerl(['tasks', 'validate', SWE_MINI, '--only', ids.join(','), '--json', json]);
   t.equal(r.code, 0, r.stderr);
   checkTable(t, r.stdout, ids);
   const saved = JSON.parse(readFileSync(json, 'utf8')) as { backend: string; results: { id: string; ok: boolean }[] };

@@ -171,7 +171,10 @@ export async function startPodmanService(options: PodmanServiceOptions = {}): Pr
     if (socketPath) rmSync(socketPath, { force: true }); // a killed service leaves its socket
     const args = [...storeArgs, 'system', 'service', '--time=0', url];
     const [command, commandArgs] = withDeathSignal ? ['setpriv', ['--pdeathsig', 'SIGTERM', '--', 'podman', ...args]] : ['podman', args];
-    const started = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env });
+    // cwd: the service's own folder. conmon, which it starts for each exec, inherits it and
+    // writes a file named `oom` there when the kernel OOM-kills the exec (found as a stray
+    // `oom` in the repository after the sandbox memory tests).
+    const started = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'], env, cwd: dir });
     child = started;
     exited = null;
     let stderr = '';

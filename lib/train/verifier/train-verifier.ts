@@ -23,7 +23,7 @@ import type { Tokenizer } from '../../types/tokenizer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.js';
 import { mixSeed, permutation } from '../../util/random.js';
 import { sftStep } from '../sft/core.js';
-import { mean } from '../step-metrics.js';
+import { mean } from '../../util/stats.js';
 import { assertFitsVocabulary, type SftExample } from '../sft/example.js';
 import { accuracyAt, rocAuc } from './metrics.js';
 import { loadVerifierData, type LabeledRecord, type VerifierData } from './records.js';
