@@ -72,7 +72,6 @@ export interface EvalReport {
   selection?: SelectionReport;
 }
 
-
 function count(values: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const v of values) out[v] = (out[v] ?? 0) + 1;

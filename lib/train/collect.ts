@@ -10,10 +10,10 @@ import { SwerlError } from '../errors.js';
 import { keepInformativeGroups } from '../math/reward-shaping.js';
 import type { AgentPolicy } from '../types/policy.js';
 import { mixSeed, tasksForStep } from '../util/random.js';
+import { mean } from '../util/stats.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
 import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
-import { mean } from '../util/stats.js';
 import type { TaskRef, TaskSource } from './task-source.js';
 
 export function agentOptions(config: TrainConfig, source: TaskSource, overrides: Partial<AgentLoopOptions> = {}): AgentLoopOptions {

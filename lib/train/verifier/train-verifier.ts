@@ -22,8 +22,8 @@ import { answerIds, judgePrompt, judgeSequence, scoreJudgePrompts } from '../../
 import type { Tokenizer } from '../../types/tokenizer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.js';
 import { mixSeed, permutation } from '../../util/random.js';
-import { sftStep } from '../sft/core.js';
 import { mean } from '../../util/stats.js';
+import { sftStep } from '../sft/core.js';
 import { assertFitsVocabulary, type SftExample } from '../sft/example.js';
 import { accuracyAt, rocAuc } from './metrics.js';
 import { loadVerifierData, type LabeledRecord, type VerifierData } from './records.js';
