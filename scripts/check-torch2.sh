@@ -46,7 +46,5 @@ flags=(-std=gnu++17 -fsyntax-only -Wall -Wno-unused-parameter
   -DNAPI_VERSION=8 -DNODE_ADDON_API_DISABLE_DEPRECATED -DNAPI_CPP_EXCEPTIONS
   -I.ci/cuda-stubs -Inative/src -Inative/cuda -I"$include" -I"$include/torch/csrc/api/include" -I"$cuda_include"
   -Inode_modules/node-addon-api -I"$(dirname "$(dirname "$(command -v node)")")/include/node")
-failed=0
-printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c 'g++ "$@" {} || { echo "check-torch2: {} does not compile against libtorch '"$version"'" >&2; exit 1; }' g++ "${flags[@]}" || failed=1
-if [ "$failed" -ne 0 ]; then exit 1; fi
+printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c 'g++ "$@" {} || { echo "check-torch2: {} does not compile against libtorch '"$version"'" >&2; exit 1; }' g++ "${flags[@]}" || exit 1
 echo "check-torch2: every source compiles against libtorch $version"
