@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { SwerlError, invalidArg } from '../errors.js';
-import { parseTextAction } from '../env/actions.js';
+import { formatTextAction, parseTextAction } from '../env/actions.js';
 import { shellQuote } from '../env/sandbox/sandbox.js';
 import { patchFiles } from '../env/tasks/patch-files.js';
 import type { Task } from '../env/tasks/task.js';
@@ -47,12 +47,12 @@ export interface OraclePolicyOptions extends ScriptedPolicyOptions {
 export const ORACLE_PATCH_FILE = '/tmp/swerl-oracle.patch';
 
 const APPLY = 'git apply --whitespace=nowarn';
-const FINISH = '<function=finish>\n<parameter=command>submit</parameter>\n</function>';
+const FINISH = formatTextAction('finish', { command: 'submit' });
 /** What a heredoc around a piece costs beyond the piece and its delimiter (twice). */
 const HEREDOC_OVERHEAD = 64;
 
 function bashCall(cmd: string): string {
-  return `<function=execute_bash>\n<parameter=cmd>\n${cmd}\n</parameter>\n</function>`;
+  return formatTextAction('execute_bash', { cmd: `\n${cmd}\n` });
 }
 
 /**
@@ -336,7 +336,7 @@ function editableTask(task: Task): EditableTask {
 }
 
 function editorCall(args: Record<string, string>): string {
-  return `<function=file_editor>\n${Object.entries(args).map(([k, v]) => `<parameter=${k}>${v}</parameter>`).join('\n')}\n</function>`;
+  return formatTextAction('file_editor', args);
 }
 
 /**

@@ -77,6 +77,15 @@ export function parseTextAction(response: string): Action | null {
 }
 
 /**
+ * A call as a text-mode agent writes it, a line per parameter: what parseTextAction reads back
+ * (values are trimmed there, so a value may carry its own newlines, as bash commands do).
+ */
+export function formatTextAction(name: string, args: Readonly<Record<string, string>>): string {
+  const parameters = Object.entries(args).map(([key, value]) => `${PARAMETER_TAG}=${key}>${value}${PARAMETER_CLOSE}`);
+  return [`${FUNCTION_TAG}=${name}>`, ...parameters, FUNCTION_CLOSE].join('\n');
+}
+
+/**
  * How many `<function=NAME>` calls a response holds (NAME non-empty): a turn must make one.
  * A call's body is skipped up to its `</function>`, so a command that mentions `<function=`
  * (a grep for it) is not a second call; a call left unclosed runs to the end. Linear in the

@@ -207,11 +207,7 @@ export class FileEditor {
       entries = entries.filter((e) => e.index + 1 >= start && (end === -1 || e.index + 1 <= end));
     }
 
-    const header = concise
-      ? `Here is a condensed view for file: ${file}; [Note: Useful for understanding file structure in a concise manner. ` +
-        'Please use specific view_range without concise cmd if you want to explore further into the relevant parts.]\n'
-      : `Here's the result of running \`cat -n\` on the file: ${file}:\n`;
-    return clip(header + entries.map((e) => `${lineNumber(e.index + 1)} ${e.text}`).join('\n'));
+    return fileView(file, entries, concise);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -239,20 +235,10 @@ export class FileEditor {
     if (occurrences > 1) {
       throw new EditorError(`Multiple occurrences of '${oldStr}' found in ${file}. Please ensure it is unique before using str_replace.`);
     }
-    const at = text.indexOf(oldStr);
-    const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
+    const { updated, observation } = replaceOnce(file, text, oldStr, newStr);
     await this.write(file, encodeText(updated, decoded));
     this.remember(file, bytes);
-
-    const editLine = countOccurrences(text.slice(0, at), '\n');
-    const start = Math.max(0, editLine - SNIPPET_LINES);
-    const end = editLine + SNIPPET_LINES + countOccurrences(newStr, '\n');
-    const snippet = updated.split('\n').slice(start, end + 1).join('\n');
-    return (
-      `The file ${file} has been edited. ` +
-      numberedSnippet(snippet, `a snippet of ${file}`, start + 1) +
-      'Review the changes and make sure they are as expected. Edit the file again if necessary.'
-    );
+    return observation;
   }
 
   private async insert(file: string, args: Record<string, string>): Promise<string> {
@@ -350,6 +336,38 @@ export function parseViewRange(raw: string): [number, number] {
     throw new EditorError(`Invalid view_range '${raw}': give two integers [start_line, end_line], e.g. [3, 10]; an end_line of -1 means the end of the file.`);
   }
   return [Number.parseInt(parts[0]!, 10), Number.parseInt(parts[1]!, 10)];
+}
+
+/**
+ * A file view's text: the header, then each line with its number in 6 columns and a space (the
+ * lines shown, condensed or a range of them). Pure, so that text in this exact shape can be made
+ * without a sandbox (the reading drills of pretraining, lib/train/pretrain).
+ */
+export function fileView(file: string, entries: readonly OutlineLine[], concise = false): string {
+  const header = concise
+    ? `Here is a condensed view for file: ${file}; [Note: Useful for understanding file structure in a concise manner. ` +
+      'Please use specific view_range without concise cmd if you want to explore further into the relevant parts.]\n'
+    : `Here's the result of running \`cat -n\` on the file: ${file}:\n`;
+  return clip(header + entries.map((e) => `${lineNumber(e.index + 1)} ${e.text}`).join('\n'));
+}
+
+/**
+ * str_replace of `oldStr` (found exactly once in `text`, as the caller checked) by `newStr`: the
+ * new text and the observation, with SNIPPET_LINES lines of context around the edit. Pure, as
+ * fileView.
+ */
+export function replaceOnce(file: string, text: string, oldStr: string, newStr: string): { updated: string; observation: string } {
+  const at = text.indexOf(oldStr);
+  const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
+  const editLine = countOccurrences(text.slice(0, at), '\n');
+  const start = Math.max(0, editLine - SNIPPET_LINES);
+  const end = editLine + SNIPPET_LINES + countOccurrences(newStr, '\n');
+  const snippet = updated.split('\n').slice(start, end + 1).join('\n');
+  const observation =
+    `The file ${file} has been edited. ` +
+    numberedSnippet(snippet, `a snippet of ${file}`, start + 1) +
+    'Review the changes and make sure they are as expected. Edit the file again if necessary.';
+  return { updated, observation };
 }
 
 /**

@@ -17,7 +17,7 @@ import type { ToolProfile } from './common.js';
 import { FileEditor } from './file-editor.js';
 import { runSearch } from './search.js';
 
-export { FileEditor, parseViewRange, FILE_EDITOR_COMMANDS, type FileEditorOptions, type FileEditorRunOptions } from './file-editor.js';
+export { FileEditor, fileView, replaceOnce, parseViewRange, FILE_EDITOR_COMMANDS, type FileEditorOptions, type FileEditorRunOptions } from './file-editor.js';
 export { runSearch, type SearchOptions, type SearchResult } from './search.js';
 export { CLIPPED_MARKER, MAX_RESPONSE_CHARS, TOOL_PROFILES, type ToolProfile } from './common.js';
 
@@ -52,6 +52,11 @@ export interface ToolCallOptions {
    * the step's limit the agent loop gives. Default DEFAULT_STEP_TIMEOUT_MS.
    */
   timeoutMs?: number;
+}
+
+/** The observation of a search or file_editor call: the tool line, then its output. */
+export function toolOutput(tool: 'search' | 'file_editor', output: string): string {
+  return `Execution output of [${tool}]:\n${output}`;
 }
 
 /** One episode's tools over one sandbox (file_editor's undo history lives here). */
@@ -106,11 +111,11 @@ export class SweTools {
         }
         case 'search': {
           const found = await runSearch(this.sandbox, action.args, this.profile, { timeoutMs });
-          return result(`Execution output of [search]:\n${found.observation}`, { error: found.error, timedOut: found.timedOut });
+          return result(toolOutput('search', found.observation), { error: found.error, timedOut: found.timedOut });
         }
         case 'file_editor': {
           const output = await this.editor.run(action.args, { timeoutMs });
-          return result(`Execution output of [file_editor]:\n${output}`, { error: output.startsWith('ERROR:') });
+          return result(toolOutput('file_editor', output), { error: output.startsWith('ERROR:') });
         }
         case 'finish':
           return result('<<< Finished >>>', { finished: true });

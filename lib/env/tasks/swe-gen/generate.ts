@@ -23,7 +23,7 @@ import { MODULES, TEMPLATES } from './templates.js';
 export const RENDERERS: Readonly<Record<Language, Renderer>> = { python, javascript };
 
 /** Bumped whenever the same seed and options would give a different task. */
-export const SWE_GEN_VERSION = 1;
+export const SWE_GEN_VERSION = 2;
 
 /** One bug, as tools that need the fix without reading the patch want it. */
 export interface SweGenBug {
@@ -61,8 +61,17 @@ export interface GeneratedTask {
 
 /** Attempts (each a fresh draw of functions) before a seed's options are judged impossible. */
 const MAX_ATTEMPTS = 200;
-/** Checks per test function: two calls say enough and cost few bytes. */
-const CHECKS_PER_TEST = 2;
+/** Checks per visible test: two calls say enough and cost few bytes of the agent's context. */
+const VISIBLE_CHECKS = 2;
+/** Checks per hidden ordinary (pass-to-pass) test: enough of the function's use that a wrong fix fails some. */
+const HIDDEN_CHECKS = 6;
+/** Calls the issue shows: its example and a second one ("Same with ..."). */
+const SHOWN_FAILURES = 2;
+/**
+ * Failing calls of each hidden issue test beyond those the issue shows: a patch that special-cases
+ * the issue's examples instead of fixing the function fails them.
+ */
+const UNSEEN_FAILURES = 2;
 
 interface PlacedBug {
   index: number;
@@ -81,7 +90,7 @@ function placeBug(instances: FunctionInstance[], taken: Set<number>, kind: BugKi
     for (const body of draw.shuffle(candidateBugs(fixed, kind))) {
       const buggy = { ...fixed, body };
       const cases = sampleCases(instances[index]!, buggy, renderer, subDraw(draw));
-      if (cases.failing.length > 0) return { index, kind, buggy, cases };
+      if (cases.failing.length >= SHOWN_FAILURES + UNSEEN_FAILURES) return { index, kind, buggy, cases };
     }
   }
   return null;
@@ -141,15 +150,16 @@ function attempt(split: Split, seed: number, language: Language, kinds: BugKind[
     const fn = functionName(instance.def.words, language);
     const bug = placed.find((b) => b.index === i);
     const cases = bug?.cases ?? sampleCases(instance, null, renderer, subDraw(draw));
-    if (cases.passing.length > 0) specs.push({ fn, issue: false, checks: cases.passing.slice(0, CHECKS_PER_TEST) });
+    if (cases.passing.length > 0) specs.push({ fn, issue: false, checks: cases.passing.slice(0, HIDDEN_CHECKS) });
     else if (!bug) return null;
-    if (bug) specs.push({ fn, issue: true, checks: bug.cases.failing.slice(0, CHECKS_PER_TEST) });
+    if (bug) specs.push({ fn, issue: true, checks: bug.cases.failing.slice(0, SHOWN_FAILURES + UNSEEN_FAILURES) });
   }
   const ordinary = specs.filter((s) => !s.issue);
   if (ordinary.length === 0) return null;
+  const visible = ordinary.map((s) => ({ ...s, checks: s.checks.slice(0, VISIBLE_CHECKS) }));
 
   const issue = issueText(
-    placed.map((b) => ({ fn: functionName(instances[b.index]!.def.words, language), doc: docText(instances[b.index]!, renderer), failures: b.cases.failing })),
+    placed.map((b) => ({ fn: functionName(instances[b.index]!.def.words, language), doc: docText(instances[b.index]!, renderer), failures: b.cases.failing.slice(0, SHOWN_FAILURES) })),
     file,
     draw,
   );
@@ -172,7 +182,7 @@ function attempt(split: Split, seed: number, language: Language, kinds: BugKind[
     'gold.patch': unifiedDiff(file, buggy, fixed),
     gitignore: renderer.gitignore,
     [`repo/${file}`]: buggy,
-    [`repo/${testPath}`]: renderer.testFile(module, ordinary),
+    [`repo/${testPath}`]: renderer.testFile(module, visible),
     [`tests/${testPath}`]: renderer.testFile(module, specs),
   };
   for (const [name, text] of Object.entries(renderer.extraFiles(module))) files[`repo/${name}`] = text;

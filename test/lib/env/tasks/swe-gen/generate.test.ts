@@ -35,8 +35,8 @@ t.test('a seed names the same task from one version to the next', async (t) => {
   const digest = createHash('sha256');
   for (const seed of range(0, 10)) digest.update(JSON.stringify(DEFAULT_TASKS[seed]!.files));
   for (const seed of range(0, 5)) digest.update(JSON.stringify(generate(seed, { bugs: 2 }, 'heldout').files));
-  t.equal(SWE_GEN_VERSION, 1);
-  t.equal(digest.digest('hex'), '6ffabbb07ccd961408548e137e59efc69f5d835d09b3bd36c4e6a927c718f3fa', 'version 1');
+  t.equal(SWE_GEN_VERSION, 2);
+  t.equal(digest.digest('hex'), '9c32dbe52b92b22697062951b2e1ca90619e8e0881463f31169680134eaf14ee', 'version 2');
   // and tasks/README.md shows what seeds 4 and 9 give
   const readme = readFileSync(new URL('../../../../../tasks/README.md', import.meta.url), 'utf8');
   for (const seed of [4, 9]) t.ok(readme.includes(DEFAULT_TASKS[seed]!.files['issue.md']!), `the README's issue of train seed ${seed}`);
@@ -136,6 +136,39 @@ t.test('task.json: ids name split and seed; tests; visible tests are the hidden 
     }
     for (const id of json.pass_to_pass) t.ok(visible.includes(name(id)), `${json.id}: ${id} is visible`);
     if (language === 'javascript') t.same(JSON.parse(task.files['repo/package.json']!), { name: module, type: 'module' });
+  }
+});
+
+t.test('hidden tests check what the issue never shows: two more failing calls per bug, six ordinary checks', async (t) => {
+  /** The calls of a test function's assertions (`name(...)` up to the comparison), in order. */
+  const testCalls = (file: string, test: string, language: string): string[] => {
+    const start = file.indexOf(language === 'python' ? `def ${test}():` : `test('${test}'`);
+    const body = file.slice(start, file.indexOf(language === 'python' ? '\n\n' : '\n});', start));
+    // Arguments are literals (numbers, lists, None/null), never calls: a call has no parentheses inside.
+    return [...body.matchAll(/assert(?:\.deepEqual\()? ?(\w+\([^()]*\))/g)].map((m) => m[1]!);
+  };
+  for (const task of [...DEFAULT_TASKS.slice(0, 100), ...TWO_BUG_TASKS.slice(0, 30)]) {
+    const json = taskJson(task);
+    const { language, file } = task.metadata;
+    const module = file.replace(/\.(py|js)$/, '');
+    const testPath = language === 'python' ? `tests/test_${module}.py` : `test/${module}.test.js`;
+    const hidden = task.files[`tests/${testPath}`]!;
+    const visible = task.files[`repo/${testPath}`]!;
+    const issue = task.files['issue.md']!;
+    const name = (id: string) => (language === 'python' ? id.split('::')[1]! : id);
+    for (const id of json.fail_to_pass) {
+      const calls = testCalls(hidden, name(id), language);
+      const unseen = calls.filter((c) => !issue.includes(`\`${c}\``));
+      t.ok(calls.length >= 4 && unseen.length >= 2, `${json.id} ${id}: ${calls.length} failing calls, ${unseen.length} not in the issue`);
+    }
+    for (const id of json.pass_to_pass) {
+      const all = testCalls(hidden, name(id), language);
+      const shown = testCalls(visible, name(id), language);
+      t.same(all.slice(0, shown.length), shown, `${json.id} ${id}: the visible checks come first`);
+      t.ok(all.length <= 6, `${json.id} ${id}: ${all.length} hidden checks`);
+    }
+    const checks = json.pass_to_pass.map((id) => testCalls(hidden, name(id), language).length);
+    t.ok(checks.some((n) => n >= 4), `${json.id}: ordinary tests with ${checks.join(', ')} checks`);
   }
 });
 
