@@ -16,6 +16,7 @@ import type { TerminationReason } from '../types/termination.js';
 import { optionsParser } from '../schema.js';
 import { ChatRenderer } from '../model/chat-template.js';
 import { parseToolCalls } from '../model/tool-calls.js';
+import { tokenizerId } from '../model/tokenizer-id.js';
 import { TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
 import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy, EpisodeContext, Generation } from '../types/policy.js';
@@ -279,6 +280,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
       group: spec.group,
       sample: spec.context.sample,
       tokens,
+      tokenizer: tokenizerId(spec.policy.tokenizer),
       mask,
       logprobs,
       promptTokens,

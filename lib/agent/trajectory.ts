@@ -36,6 +36,8 @@ export interface Trajectory {
   sample: number;
   /** The whole conversation as the policy saw it: the prompt, every turn and observation. */
   tokens: Int32Array;
+  /** The tokenizer that made the ids (lib/model/tokenizer-id.ts); absent in runs saved before it was recorded. */
+  tokenizer?: string;
   /** 1 on tokens the policy sampled (assistant turns), 0 elsewhere. */
   mask: Uint8Array;
   /** The sampler's logprob of each sampled token, 0 elsewhere; aligned with tokens. */

@@ -10,8 +10,10 @@ import { packageInfo } from '../util/package-info.js';
 import { addEvalCommand } from './eval.js';
 import { addSandboxCommand } from './sandbox.js';
 import { addServeCommand } from './serve.js';
+import { addPretrainCommand } from './pretrain.js';
 import { addSftCommand } from './sft.js';
 import { addTasksCommand } from './tasks.js';
+import { addTokenizerCommand } from './tokenizer.js';
 import { addTrainCommand } from './train.js';
 import { addTrainVerifierCommand } from './train-verifier.js';
 import { addViewCommand } from './view.js';
@@ -33,11 +35,13 @@ export function buildProgram(exitCode: (code: number) => void): Command {
   const register: Register = (action) => async (...args) => exitCode(await action(...args));
   addTrainCommand(program, register);
   addSftCommand(program, register);
+  addPretrainCommand(program, register);
   addEvalCommand(program, register);
   addTrainVerifierCommand(program, register);
   addServeCommand(program, register);
   addViewCommand(program, register);
   addTasksCommand(program, register);
+  addTokenizerCommand(program, register);
   addSandboxCommand(program, register);
   program.addHelpText('after', `
 Every command answers --help. Start with:

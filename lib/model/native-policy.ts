@@ -124,9 +124,10 @@ export class NativePolicy {
 
   /**
    * A Hugging Face model directory (config.json, safetensors, tokenizer.json), or a
-   * config.json object for a model trained from scratch (random weights from options.seed).
+   * config.json object for a model trained from scratch (random weights from options.seed),
+   * reading `tokenizerForConfig` (default: the byte tokenizer).
    */
-  static async load(dirOrConfig: string | HfModelConfig, options: NativePolicyLoadOptions = {}): Promise<NativePolicy> {
+  static async load(dirOrConfig: string | HfModelConfig, options: NativePolicyLoadOptions = {}, tokenizerForConfig?: Tokenizer): Promise<NativePolicy> {
     const opts = parsePolicyOptions(options, 'options');
     if (opts.threads !== undefined) native().setNumThreads(opts.threads);
     const fromDir = typeof dirOrConfig === 'string';
@@ -136,7 +137,9 @@ export class NativePolicy {
     const config = dir ? resolveModelConfig(await readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json')) : resolveModelConfig(dirOrConfig, 'config');
 
     const useHfTokenizer = dir !== undefined && opts.tokenizer === 'auto' && existsSync(path.join(dir, 'tokenizer.json'));
-    const tokenizer = useHfTokenizer ? await loadTokenizer(dir!) : new ByteTokenizer();
+    if (dir !== undefined && tokenizerForConfig !== undefined)
+      throw invalidArg('tokenizerForConfig', 'is given with a model directory', 'a directory reads its own tokenizer.json; pass a tokenizer only with a config.json object');
+    const tokenizer = useHfTokenizer ? await loadTokenizer(dir!) : (tokenizerForConfig ?? new ByteTokenizer());
     if (tokenizer.vocabSize > config.native.vocabSize)
       throw invalidArg(
         'config.vocab_size',

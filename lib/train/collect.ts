@@ -144,10 +144,10 @@ export async function replay(config: TrainConfig, source: TaskSource, sampler: S
   return stale.map((t) => at.get(`${t.group}:${t.sample}`)!);
 }
 
-/** Greedy success on the eval tasks (each run eval.samples times). */
-export async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined, ranks?: Ranks): Promise<number> {
+/** Greedy success on the eval tasks (each run eval.samples times), or on `refs` (a curriculum's dev slice). */
+export async function evaluate(config: TrainConfig, source: TaskSource, policy: AgentPolicy, signal: AbortSignal | undefined, ranks?: Ranks, refs: readonly TaskRef[] = source.evaluation): Promise<number> {
   const agent = agentOptions(config, source, { temperature: config.eval.temperature });
-  const items = rolloutItems(config, source, source.evaluation, 0, 0xe7a1, config.eval.samples);
+  const items = rolloutItems(config, source, refs, 0, 0xe7a1, config.eval.samples);
   const trajectories = await play(items, policy, rolloutOptions(config, agent), { ...(signal ? { signal } : {}) }, ranks);
   return mean(trajectories.map((t) => (t.reward > 0 ? 1 : 0)));
 }

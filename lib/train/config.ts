@@ -16,8 +16,10 @@ import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
 import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
+import { resolvePretrainOptions, type PretrainConfig } from './pretrain/options.js';
 import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
+import { CURRICULUM_SCHEMA, tierOptions, type CurriculumConfig } from './curriculum.js';
 
 export interface RunConfig {
   /** The run directory: config, metrics, trajectories, checkpoints, plots. */
@@ -41,6 +43,11 @@ export interface ModelConfig {
   preset?: ModelPreset;
   /** ...or a Hugging Face model directory. */
   path?: string;
+  /**
+   * With preset: a folder with the tokenizer.json the model reads (`swerl tokenizer train` makes
+   * one); the vocabulary is its size. Default: the byte tokenizer. A model directory (path) has its own.
+   */
+  tokenizer?: string;
   device: string;
   computeDtype?: 'float32' | 'bfloat16' | 'float16';
   microBatchTokens: number;
@@ -103,6 +110,8 @@ export interface SweTasksConfig {
   /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL (with generate: where the suites are written). */
   path: string;
   generate?: SweGenerateConfig;
+  /** Tiers of generated tasks, easiest first, advanced by a dev slice's resolve rate (lib/train/curriculum.ts); needs generate. */
+  curriculum?: CurriculumConfig;
   format?: 'swerl' | 'swe-bench' | 'r2e-gym';
   /** A folder of git clones for dataset rows (DIR/owner__name at each row's base_commit). */
   repos?: string;
@@ -202,6 +211,12 @@ export interface SftTrainConfig extends Omit<TrainConfig, 'tasks'> {
   sft: SftConfig;
 }
 
+/** A pretraining config (a `pretrain` section): reading drills instead of data or rollouts; tasks, algorithm and sampler are checked but unused. */
+export interface PretrainTrainConfig extends Omit<TrainConfig, 'tasks'> {
+  tasks?: TasksConfig;
+  pretrain: PretrainConfig;
+}
+
 /** Counts past these can only be typos (an integer 1e300 is still an integer). */
 const STEPS = { type: 'integer', minimum: 1, maximum: 10_000_000 };
 const COUNT = (minimum: number, maximum: number, dflt?: number) => ({ type: 'integer', minimum, maximum, ...(dflt !== undefined ? { default: dflt } : {}) });
@@ -232,6 +247,7 @@ const parseModel = optionsParser<ModelConfig>({
   properties: {
     preset: { enum: Object.keys(MODEL_PRESETS) },
     path: { type: 'string', minLength: 1 },
+    tokenizer: { type: 'string', minLength: 1 },
     ...MODEL_FIELDS_OF_THE_RUN,
   },
 });
@@ -280,6 +296,7 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env' | 'path'> & { env: obj
       required: ['train', 'heldout'],
       properties: { train: COUNT(1, 1_000_000), heldout: COUNT(0, 1_000_000) },
     },
+    curriculum: CURRICULUM_SCHEMA,
     format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
     repos: { type: 'string', minLength: 1 },
     testCommand: { type: 'string', minLength: 1 },
@@ -413,6 +430,8 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   const raw = configObject(value);
   if (raw.sft !== undefined)
     throw invalidArg('config.sft', 'makes this a supervised fine-tuning config', 'run it with swerl sft (or train()), or check it with resolveSftConfig / swerl sft --print-config');
+  if (raw.pretrain !== undefined)
+    throw invalidArg('config.pretrain', 'makes this a pretraining config', 'run it with swerl pretrain (or train()), or check it with resolvePretrainConfig');
   const { tasks, ...rest } = resolveSections(raw, baseDir, true);
   return { ...rest, tasks: tasks! };
 }
@@ -424,8 +443,23 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
 export function resolveSftConfig(value: unknown, baseDir = process.cwd()): SftTrainConfig {
   const raw = configObject(value);
   if (raw.sft === undefined) throw invalidArg('config.sft', 'is required for supervised fine-tuning', 'e.g. {"data": ["conversations.jsonl"]}');
+  if (raw.pretrain !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
   const { tasks, ...rest } = resolveSections(raw, baseDir, false);
   return { ...rest, ...(tasks ? { tasks } : {}), sft: resolveSftOptions(raw.sft, baseDir) };
+}
+
+/** Validates and defaults a pretraining config (one with a `pretrain` section). */
+export function resolvePretrainConfig(value: unknown, baseDir = process.cwd()): PretrainTrainConfig {
+  const raw = configObject(value);
+  if (raw.pretrain === undefined) throw invalidArg('config.pretrain', 'is required for pretraining', 'e.g. {"sequencesPerStep": 8}');
+  if (raw.sft !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
+  return { ...rest, ...(tasks ? { tasks } : {}), pretrain: resolvePretrainOptions(raw.pretrain) };
+}
+
+/** The config has a `pretrain` section: train() runs pretraining on reading drills. */
+export function isPretrainConfig(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>).pretrain !== undefined;
 }
 
 /** The config has an `sft` section: train() runs supervised fine-tuning on it. */
@@ -440,7 +474,7 @@ function configObject(value: unknown): Record<string, unknown> {
 
 /** Every section but sft. For RL (rl: true) tasks are required and the step's batch must fit them; SFT may leave them out. */
 function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: boolean): Omit<TrainConfig, 'tasks'> & { tasks?: TasksConfig } {
-  const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler', ...(rl ? [] : ['sft'])];
+  const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler', ...(rl ? [] : ['sft', 'pretrain'])];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section${didYouMean(key, known)}; known: ${known.join(', ')}`);
 
@@ -452,6 +486,10 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
   if ((model.preset === undefined) === (model.path === undefined))
     throw invalidArg('config.model', 'needs exactly one of preset (a built-in size from scratch) and path (a Hugging Face model directory)', `e.g. {"preset": "qwen3-tiny"}`);
   if (model.path !== undefined) model.path = path.resolve(baseDir, model.path);
+  if (model.tokenizer !== undefined) {
+    if (model.preset === undefined) throw invalidArg('config.model.tokenizer', 'goes with preset (a model from scratch); a model directory (path) reads its own tokenizer.json', 'remove it');
+    model.tokenizer = path.resolve(baseDir, model.tokenizer);
+  }
 
   const optimizer = parseOptimizer(section(raw, 'optimizer'), 'config.optimizer');
 
@@ -467,6 +505,9 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
     if (swe.generate) {
       const { train: _train, heldout: _heldout, ...knobs } = swe.generate;
       parseSweGenTaskOptions(knobs, 'config.tasks.generate');
+      if (swe.curriculum) tierOptions(swe.curriculum, knobs);
+    } else if (swe.curriculum) {
+      throw invalidArg('config.tasks.curriculum', 'needs generated tasks (its tiers are swe-gen suites)', 'add tasks.generate: {"train": 200, "heldout": 300}');
     }
     const env = parseSweEnvOptions(swe.env, 'config.tasks.env');
     // A test-writing episode is graded by nothing: every reward would be 0.

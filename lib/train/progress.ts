@@ -15,6 +15,8 @@ export type TrainEvent =
   | { type: 'step'; step: number; metrics: Record<string, unknown> }
   | { type: 'checkpoint'; step: number; dir: string }
   | { type: 'warning'; step: number; message: string }
+  /** Something the run decided that a reader should know (a curriculum's advance). */
+  | { type: 'note'; step: number; message: string }
   | { type: 'stopped'; step: number; reason: string }
   | { type: 'done'; step: number };
 
@@ -128,6 +130,9 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
         break;
       case 'warning':
         out().log(`swerl: warning at step ${e.step}: ${e.message}`);
+        break;
+      case 'note':
+        out().log(`swerl: step ${e.step}: ${e.message}`);
         break;
       case 'stopped':
         out().log(`swerl: stopped after step ${e.step}: ${e.reason}`);

@@ -8,12 +8,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { SwerlError } from '../errors.js';
-import { ByteTokenizer } from '../model/byte-tokenizer.js';
-import { presetConfig } from '../model/model-config.js';
 import { assertWithinContext } from '../model/rope-scaling.js';
 import { NativePolicy } from '../model/native-policy.js';
 import type { NativePolicyLoadOptions } from '../model/native-policy-options.js';
 import { agentOptions } from './collect.js';
+import { loadConfiguredModel } from './configured-model.js';
 import type { TrainConfig } from './config.js';
 import { formatWarmup } from './format-warmup.js';
 import type { TrainEvent } from './progress.js';
@@ -98,26 +97,19 @@ export async function saveCheckpoint(policy: NativePolicy, dir: RunDirectory, st
   return dir.checkpointDir(state.step);
 }
 
-/** The config's model as it starts, before any warm-up. */
-function loadConfiguredModel(config: TrainConfig, optimizerSteps: number): Promise<NativePolicy> {
-  const options = policyOptions(config, optimizerSteps, false);
-  return config.model.preset
-    ? NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
-    : NativePolicy.load(config.model.path!, options);
-}
 
 /**
  * A data-parallel rank other than 0: the config's model, whose weights and optimizer state
  * joining the group replaces with rank 0's (resumed or fresh, warmed up or not).
  */
 export function followerPolicy(config: TrainConfig, optimizerSteps: number): Promise<NativePolicy> {
-  return loadConfiguredModel(config, optimizerSteps);
+  return loadConfiguredModel(config.model, policyOptions(config, optimizerSteps, false));
 }
 
 /** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
 async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void, signal: AbortSignal | undefined): Promise<NativePolicy> {
   const options = policyOptions(config, optimizerSteps, false);
-  const fresh = await loadConfiguredModel(config, optimizerSteps);
+  const fresh = await loadConfiguredModel(config.model, options);
   if (config.model.path !== undefined) {
     // A checkpoint's context is what it was trained (or rope-scaled) for; presets from scratch have none.
     try {

@@ -46,6 +46,8 @@ export interface TrainerState {
   step: number;
   /** Seconds of training so far, across resumes. */
   elapsedSeconds: number;
+  /** The curriculum's tier (tasks.curriculum), when the run has one. */
+  curriculumTier?: number;
 }
 
 export class RunDirectory {

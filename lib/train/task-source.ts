@@ -13,8 +13,9 @@ import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
 import type { Task } from '../env/tasks/task.js';
-import { sweGenSuiteIds, writeSweGenSuite } from '../env/tasks/swe-gen/suite.js';
+import { sweGenSuiteIds, writeSweGenSuite, type SweGenSuiteRequest } from '../env/tasks/swe-gen/suite.js';
 import type { FrozenLakeTasksConfig, SweGenerateConfig, SweTasksConfig, TasksConfig } from './config.js';
+import { Curriculum, tierOptions, tierSeeds, type CurriculumConfig } from './curriculum.js';
 
 export interface TaskRef {
   id: string;
@@ -22,8 +23,11 @@ export interface TaskRef {
 }
 
 export interface TaskSource {
+  /** The tasks training steps draw from (with a curriculum: its current tier's). */
   readonly train: readonly TaskRef[];
   readonly evaluation: readonly TaskRef[];
+  /** The tiers of tasks.curriculum, when the config has one. */
+  readonly curriculum?: Curriculum;
   makeEnv(ref: TaskRef): Env;
   /** What the agent is told when its token budget runs low. */
   readonly budgetWarning: string;
@@ -60,41 +64,65 @@ class FrozenLakeSource implements TaskSource {
 class SweSource implements TaskSource {
   readonly budgetWarning = 'You are about to run out of context: call finish now to submit your work.';
   constructor(
-    readonly train: TaskRef[],
+    private readonly pool: TaskRef[],
     readonly evaluation: TaskRef[],
     private readonly backend: SandboxBackend,
     private readonly config: SweTasksConfig,
     private readonly label: string,
+    readonly curriculum?: Curriculum,
   ) {}
+
+  get train(): readonly TaskRef[] {
+    return this.curriculum ? this.curriculum.current.train : this.pool;
+  }
 
   makeEnv(ref: TaskRef): Env {
     return new SweEnv(ref.task!, this.backend, { ...this.config.env, label: this.label });
   }
 }
 
+/** The generated suites of a run: the held-out ids, and (with a curriculum) each tier's pool and dev ids. */
+interface GeneratedIds {
+  heldout: string[];
+  tiers?: { pool: string[]; dev: string[] }[];
+}
+
 /**
  * Writes the generated train and held-out suites into `dir` (the same bytes for the same knobs,
- * so a resumed run finds what it started with); resolves with the held-out ids. `reuse` (a
+ * so a resumed run finds what it started with). With a curriculum, each tier's pool and dev
+ * slice instead of one train suite (tierSeeds: tiers never share a seed). `reuse` (a
  * data-parallel follower): where every task is there already (rank 0 wrote them, on this node
  * or a shared filesystem), nothing is rewritten under rank 0's sandboxes.
  */
-async function generateSuites(dir: string, generate: SweGenerateConfig, reuse: boolean): Promise<string[]> {
+async function generateSuites(dir: string, generate: SweGenerateConfig, curriculum: CurriculumConfig | undefined, reuse: boolean): Promise<GeneratedIds> {
   const { train, heldout, ...knobs } = generate;
-  if (reuse) {
-    const trainIds = sweGenSuiteIds({ ...knobs, split: 'train', count: train });
-    const heldoutIds = heldout === 0 ? [] : sweGenSuiteIds({ ...knobs, split: 'heldout', count: heldout });
-    if ([...trainIds, ...heldoutIds].every((id) => existsSync(path.join(dir, id)))) return heldoutIds;
+  const suites: { ids: string[]; write: () => Promise<unknown> }[] = [];
+  const suite = (request: SweGenSuiteRequest) => {
+    const ids = sweGenSuiteIds(request);
+    suites.push({ ids, write: () => writeSweGenSuite(dir, { ...request, force: true }) });
+    return ids;
+  };
+  let tiers: GeneratedIds['tiers'];
+  if (curriculum) {
+    tiers = tierOptions(curriculum, knobs).map((options, i) => {
+      const seeds = tierSeeds(i, train, curriculum.devTasks);
+      return { pool: suite({ ...options, split: 'train', ...seeds.pool }), dev: suite({ ...options, split: 'train', ...seeds.dev }) };
+    });
+  } else {
+    suite({ ...knobs, split: 'train', count: train });
   }
-  await writeSweGenSuite(dir, { ...knobs, split: 'train', count: train, force: true });
-  if (heldout === 0) return [];
-  const suite = await writeSweGenSuite(dir, { ...knobs, split: 'heldout', count: heldout, force: true });
-  return suite.tasks.map((t) => t.id);
+  const heldoutIds = heldout === 0 ? [] : suite({ ...knobs, split: 'heldout', count: heldout });
+  const all = suites.flatMap((s) => s.ids);
+  if (new Set(all).size !== all.length) throw invalidArg('config.tasks.curriculum', 'makes two suites share a task id', 'report it: tiers are meant to take disjoint seeds');
+  if (!(reuse && all.every((id) => existsSync(path.join(dir, id))))) for (const s of suites) await s.write();
+  return { heldout: heldoutIds, ...(tiers ? { tiers } : {}) };
 }
 
 /** The tasks of a config, loaded and checked. */
 export async function openTaskSource(config: TasksConfig, label: string, options: { reuseGenerated?: boolean } = {}): Promise<TaskSource> {
   if (config.kind === 'frozenlake') return new FrozenLakeSource(config);
-  const heldout = config.generate ? await generateSuites(config.path, config.generate, options.reuseGenerated ?? false) : [];
+  const generated = config.generate ? await generateSuites(config.path, config.generate, config.curriculum, options.reuseGenerated ?? false) : { heldout: [] };
+  const heldout = generated.heldout;
   const { tasks, problems } = await loadTasks(config.path, {
     ...(config.format ? { format: config.format } : {}),
     ...(config.repos !== undefined ? { repos: config.repos } : {}),
@@ -109,10 +137,14 @@ export async function openTaskSource(config: TasksConfig, label: string, options
       return { id, task };
     });
   const evalIds = config.evalIds ?? heldout;
-  const trainIds = (config.only ?? tasks.map((t) => t.id)).filter((id) => !evalIds.includes(id));
+  const devIds = new Set(generated.tiers?.flatMap((t) => t.dev) ?? []);
+  const trainIds = (config.only ?? tasks.map((t) => t.id)).filter((id) => !evalIds.includes(id) && !devIds.has(id));
   const train = pick(trainIds, 'config.tasks.only');
   if (train.length === 0) throw invalidArg('config.tasks', `leaves no training task under ${config.path}`);
+  const curriculum = generated.tiers && config.curriculum
+    ? new Curriculum(generated.tiers.map((t, i) => ({ name: config.curriculum!.tiers[i]!.name, train: pick(t.pool, 'config.tasks.curriculum'), dev: pick(t.dev, 'config.tasks.curriculum') })), config.curriculum)
+    : undefined;
   assertRunnable([...train.map((r) => r.task!), ...evalIds.map((id) => byId.get(id)!).filter(Boolean)], config.sandbox);
   const backend = await createSandboxBackend(config.sandbox, { ...config.sandboxOptions, label });
-  return new SweSource(train, evalIds.length ? pick(evalIds, 'config.tasks.evalIds') : train, backend, config, label);
+  return new SweSource(train, evalIds.length ? pick(evalIds, 'config.tasks.evalIds') : train, backend, config, label, curriculum);
 }

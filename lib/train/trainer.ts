@@ -15,7 +15,8 @@ import { optimizerStepsPerRun } from './algorithms.js';
 import { AsyncRollouts, VersionClock, type Batch } from './async-rollouts.js';
 import { collect, evaluate, replay, type Ranks } from './collect.js';
 import { ProcessGroupChannel } from '../model/process-group.js';
-import { isSftConfig, resolveTrainConfig } from './config.js';
+import { isPretrainConfig, isSftConfig, resolveTrainConfig, type TrainConfig } from './config.js';
+import { pretrain } from './pretrain/pretrain.js';
 import { learn } from './learn.js';
 import { rejectionLearn } from './rft/learn.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
@@ -25,7 +26,9 @@ import { RunDirectory } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { LearningStallDetector, evalCurve, prefixCacheDelta, stepMetrics, stepWarnings } from './step-metrics.js';
 import { sft } from './sft/sft.js';
-import { openTaskSource } from './task-source.js';
+import { openTaskSource, type TaskSource } from './task-source.js';
+import type { Curriculum } from './curriculum.js';
+import type { AgentPolicy } from '../types/policy.js';
 import { openTracker, type Tracker } from './tracking/index.js';
 
 export interface TrainHooks {
@@ -63,6 +66,7 @@ export interface TrainSummary {
  */
 export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise<TrainSummary> {
   if (isSftConfig(rawConfig)) return sft(rawConfig, hooks);
+  if (isPretrainConfig(rawConfig)) return pretrain(rawConfig, hooks);
   const resolved = resolveTrainConfig(rawConfig, hooks.baseDir);
   const parallel = hooks.parallel === undefined ? parallelFromEnv() : hooks.parallel ?? undefined;
   // A CUDA rank trains on its own device, LOCAL_RANK's (torchrun's convention); its group is NCCL's.
@@ -109,6 +113,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let { state } = start;
   const ranks: Ranks | undefined = parallel ? { parallel, reducer: policy } : undefined;
   const tasks = source!;
+  if (tasks.curriculum && state.curriculumTier !== undefined) tasks.curriculum.resume(state.curriculumTier);
   emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
 
   // Every rank reads the KL reference from rank 0's run directory (its step-0 checkpoint).
@@ -214,6 +219,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       if (round) metrics.rejection = round;
       if (taken) metrics.async = { maxStaleness: config.rollout.maxStaleness, staleness: taken.staleness, dropped: taken.dropped, waitSeconds: taken.waitSeconds, collectSeconds: taken.collectSeconds };
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
+      if (tasks.curriculum) metrics.curriculum = await curriculumStep(config, tasks, tasks.curriculum, sampler.policy, step, hooks.signal, ranks, emit);
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
         const success = await evaluate(config, tasks, sampler.policy, hooks.signal, ranks);
@@ -237,7 +243,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
         await tracker.log(step, metrics);
         if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(trainingCharts(metricsRows)));
       }
-      state = { step, elapsedSeconds: (performance.now() - clockStart) / 1000 };
+      state = { step, elapsedSeconds: (performance.now() - clockStart) / 1000, ...(tasks.curriculum ? { curriculumTier: tasks.curriculum.tier } : {}) };
       emit({ type: 'step', step, metrics });
       if (lead && (step % run.checkpointEvery === 0 || step === run.steps)) {
         emit({ type: 'checkpoint', step, dir: await saveCheckpoint(policy, dir, state, run.keepCheckpoints) });
@@ -282,8 +288,26 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
 async function joinRun(start: StartingPoint, parallel: ParallelRun): Promise<void> {
   await start.policy.joinGroup({ rank: parallel.rank, worldSize: parallel.worldSize, masterAddr: parallel.masterAddr, masterPort: parallel.masterPort, timeoutMs: parallel.timeoutMs });
   const lead = parallel.rank === 0;
-  const [step, elapsedSeconds] = await start.policy.allReduce(lead ? [start.state.step, start.state.elapsedSeconds] : [0, 0]);
-  start.state = { step: step!, elapsedSeconds: elapsedSeconds! };
+  // -1: no curriculum tier saved.
+  const [step, elapsedSeconds, tier] = await start.policy.allReduce(lead ? [start.state.step, start.state.elapsedSeconds, start.state.curriculumTier ?? -1] : [0, 0, 0]);
+  start.state = { step: step!, elapsedSeconds: elapsedSeconds!, ...(tier! >= 0 ? { curriculumTier: tier! } : {}) };
+}
+
+/**
+ * The curriculum's part of a step's metrics: the tier trained on, and on a check step the dev
+ * slice's greedy resolve rate and whether it advanced (said on the console when it did).
+ */
+async function curriculumStep(config: TrainConfig, tasks: TaskSource, curriculum: Curriculum, policy: AgentPolicy, step: number, signal: AbortSignal | undefined, ranks: Ranks | undefined, emit: (e: TrainEvent) => void): Promise<Record<string, unknown>> {
+  const row: Record<string, unknown> = { tier: curriculum.tier, name: curriculum.current.name };
+  if (!curriculum.checks(step)) return row;
+  const from = curriculum.current.name;
+  const dev = await evaluate(config, tasks, policy, signal, ranks, curriculum.current.dev);
+  row.dev = dev;
+  if (curriculum.observe(dev)) {
+    row.advancedTo = curriculum.current.name;
+    emit({ type: 'note', step, message: `curriculum: the dev slice of tier "${from}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from the next step` });
+  }
+  return row;
 }
 
 /** A follower's tracker: rank 0 alone logs. */

@@ -27,7 +27,8 @@ import { generateSweGenTask, type GeneratedTask } from '../../env/tasks/swe-gen/
 import type { SweGenTaskOptions } from '../../env/tasks/swe-gen/options.js';
 import { countOccurrences } from '../../env/tools/common.js';
 import { fileView, replaceOnce, toolDescriptions, toolOutput } from '../../env/tools/index.js';
-import type { ChatMessage } from '../../model/chat-template.js';
+import { ByteTokenizer } from '../../model/byte-tokenizer.js';
+import { ChatRenderer, type ChatMessage } from '../../model/chat-template.js';
 import { mixSeed, mulberry32 } from '../../util/random.js';
 
 export const DRILL_TURNS = ['lookup', 'edit', 'echo'] as const;
@@ -38,6 +39,8 @@ export interface DrillOptions {
   mix: Record<DrillTurn, number>;
   /** Turns after the first view: drawn uniformly in [min, max]. */
   turns: { min: number; max: number };
+  /** Words an echo turn says: drawn uniformly in [min, max]. */
+  echoWords: { min: number; max: number };
   /** The programs drills read: swe-gen tasks of this split and seed range, with these options. */
   programs: { split: 'train' | 'heldout'; firstSeed: number; count: number } & Partial<SweGenTaskOptions>;
   /** Share of issues whose file is renamed to a made-up word (0..1). */
@@ -51,6 +54,7 @@ export interface DrillOptions {
 export const DEFAULT_DRILLS: DrillOptions = {
   mix: { lookup: 2, edit: 2, echo: 1 },
   turns: { min: 1, max: 4 },
+  echoWords: { min: 4, max: 24 },
   programs: { split: 'train', firstSeed: 0, count: 100_000 },
   renameFiles: 0.5,
   maxSteps: 6,
@@ -194,11 +198,18 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
       turn(editorCall({ command: 'str_replace', path: filePath, old_str: oldStr, new_str: newStr }), toolOutput('file_editor', observation));
       text = updated;
     } else {
-      const words = Array.from({ length: rng.int(4, 24) }, () => (rng.chance(0.5) && names.length > 0 ? rng.pick(names) : madeUpWord(rng)));
+      const words = Array.from({ length: rng.int(options.echoWords.min, options.echoWords.max) }, () => (rng.chance(0.5) && names.length > 0 ? rng.pick(names) : madeUpWord(rng)));
       const cmd = `echo ${words.join(' ')}`;
       turn(formatTextAction('execute_bash', { cmd: `\n${cmd}\n` }), bashObservation({ exitCode: 0, output: `${words.join(' ')}\n`, timedOut: false }, 90));
     }
   }
   messages.push({ role: 'assistant', content: formatTextAction('finish', { command: 'submit' }) });
   return { messages, taskId: task.id, file };
+}
+
+/** A drill as the text the chat template renders (ChatML, with the added tokens' text): a tokenizer corpus's document. */
+export function drillText(seed: number, index: number, options: DrillOptions = DEFAULT_DRILLS): string {
+  const bytes = new ByteTokenizer();
+  const renderer = new ChatRenderer(bytes, { enableThinking: false }).append(...makeDrill(seed, index, options).messages);
+  return bytes.decode(renderer.ids);
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
+import { tokenizerId } from '../../model/tokenizer-id.js';
 import { loadChatFile, type ChatRenderSettings } from './chat.js';
 import type { SftExample } from './example.js';
 import { firstJsonLine } from './lines.js';
@@ -31,6 +32,8 @@ export interface SftFileReport {
   filtered: number;
   /** Trajectories without a trained token. */
   untrained: number;
+  /** Trajectories saved without their tokenizer's id (older runs): not checked against the model's tokenizer. */
+  unlabeled: number;
 }
 
 export interface SftData {
@@ -83,13 +86,14 @@ export async function loadSftData(options: SftDataOptions): Promise<SftData> {
     if (format === 'chat') {
       const loaded = await loadChatFile(file, options);
       if (loaded.length === 0) throw invalidArg(file, 'is empty', 'remove it from sft.data, or fill it');
-      examples.push(...loaded);
-      reports.push({ file, format, examples: loaded.length, filtered: 0, untrained: 0 });
+      // A loop, not push(...loaded): spreading a file of 100k examples overflows the stack.
+      for (const e of loaded) examples.push(e);
+      reports.push({ file, format, examples: loaded.length, filtered: 0, untrained: 0, unlabeled: 0 });
     } else {
-      const loaded = await loadTrajectoryFile(file, options);
+      const loaded = await loadTrajectoryFile(file, options, tokenizerId(options.tokenizer));
       if (loaded.examples.length + loaded.filtered + loaded.untrained === 0) throw invalidArg(file, 'is empty', 'remove it from sft.data, or fill it');
-      examples.push(...loaded.examples);
-      reports.push({ file, format, examples: loaded.examples.length, filtered: loaded.filtered, untrained: loaded.untrained });
+      for (const e of loaded.examples) examples.push(e);
+      reports.push({ file, format, examples: loaded.examples.length, filtered: loaded.filtered, untrained: loaded.untrained, unlabeled: loaded.unlabeled });
     }
   }
   const filtersSet = options.minReward !== undefined || options.terminations !== undefined;

@@ -45,6 +45,9 @@ export async function prepareSftDataset(options: SftConfig, tokenizer: Tokenizer
   const examples = options.trainOn === 'all' ? data.examples.map(everyToken) : data.examples;
   const fit = fitLength(examples, options.maxLength, options.overlong);
   const warnings: string[] = [];
+  const unlabeled = data.files.reduce((n, f) => n + f.unlabeled, 0);
+  if (unlabeled > 0)
+    warnings.push(`${unlabeled} trajectories were saved without the id of the tokenizer that made them (runs older than the check): their ids are trusted to be this model's tokenizer's`);
   if (fit.dropped + fit.truncated > 0) {
     warnings.push(
       `${fit.dropped + fit.truncated} of ${data.examples.length} examples are longer than sft.maxLength (${options.maxLength} tokens; the longest has ${fit.longest}): ` +
@@ -52,7 +55,7 @@ export async function prepareSftDataset(options: SftConfig, tokenizer: Tokenizer
     );
   }
   if (fit.examples.length === 0)
-    throw invalidArg('config.sft.maxLength', `(${options.maxLength}) leaves no example: all ${data.examples.length} are longer (the shortest has ${Math.min(...data.examples.map((e) => e.tokens.length))} tokens)`, 'raise it, or set sft.overlong to "truncate"');
+    throw invalidArg('config.sft.maxLength', `(${options.maxLength}) leaves no example: all ${data.examples.length} are longer (the shortest has ${data.examples.reduce((m, e) => Math.min(m, e.tokens.length), Infinity)} tokens)`, 'raise it, or set sft.overlong to "truncate"');
   const { train, heldOut } = splitHeldOut(fit.examples, options.heldOutFraction, seed);
   if (options.heldOutFraction > 0 && fit.examples.length < 2)
     throw invalidArg('config.sft.heldOutFraction', `needs at least 2 examples, and the data has ${fit.examples.length}`, 'add data or set it to 0');

@@ -1,28 +1,20 @@
 /**
- * The policy an SFT run trains and the tokenizer its data is rendered with: the last checkpoint
+ * The policy an SFT (or pretraining) run trains: the last checkpoint
  * when resuming (optimizer state and trainer state with it), else a fresh one from the preset
  * or the model directory; the learning-rate schedule spans run.steps optimizer steps.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { ByteTokenizer } from '../../model/byte-tokenizer.js';
-import { loadTokenizer } from '../../model/hf-tokenizer.js';
-import { presetConfig } from '../../model/model-config.js';
 import { NativePolicy } from '../../model/native-policy.js';
 import type { NativePolicyLoadOptions } from '../../model/native-policy-options.js';
 import { policyOptions as trainPolicyOptions } from '../resume.js';
-import type { Tokenizer } from '../../types/tokenizer.js';
-import type { ModelConfig, SftTrainConfig } from '../config.js';
+import type { PretrainTrainConfig, SftTrainConfig } from '../config.js';
+import { loadConfiguredModel } from '../configured-model.js';
 import type { RunDirectory, TrainerState } from '../run-dir.js';
 
-/** The model's tokenizer, without loading its weights: the byte tokenizer for presets. */
-export async function modelTokenizer(model: ModelConfig): Promise<Tokenizer> {
-  return model.preset ? new ByteTokenizer() : loadTokenizer(model.path!);
-}
-
 /** One optimizer step per SFT step: the schedule spans run.steps. */
-function policyOptions(config: SftTrainConfig, loadOptimizerState: boolean): NativePolicyLoadOptions {
+function policyOptions(config: SftTrainConfig | PretrainTrainConfig, loadOptimizerState: boolean): NativePolicyLoadOptions {
   return trainPolicyOptions(config, config.run.steps, loadOptimizerState);
 }
 
@@ -35,7 +27,7 @@ export interface SftStart {
 }
 
 /** The last checkpoint when run.resume finds one, else a fresh policy (nothing saved yet). */
-export async function sftStartingPoint(config: SftTrainConfig, dir: RunDirectory): Promise<SftStart> {
+export async function sftStartingPoint(config: SftTrainConfig | PretrainTrainConfig, dir: RunDirectory): Promise<SftStart> {
   const { run } = config;
   await dir.pruneCheckpoints(run.keepCheckpoints + 1);
   const checkpoints = run.resume ? await dir.checkpointSteps() : [];
@@ -47,9 +39,6 @@ export async function sftStartingPoint(config: SftTrainConfig, dir: RunDirectory
     return { policy, state, metricsRows: await dir.truncateTo(state.step), resumed: true };
   }
   await dir.truncateTo(0);
-  const options = policyOptions(config, false);
-  const policy = config.model.preset
-    ? await NativePolicy.load(presetConfig(config.model.preset, new ByteTokenizer().vocabSize), options)
-    : await NativePolicy.load(config.model.path!, options);
+  const policy = await loadConfiguredModel(config.model, policyOptions(config, false));
   return { policy, state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
 }

@@ -25,7 +25,8 @@ import { sftCharts } from './charts.js';
 import { sftLoop } from './core.js';
 import { prepareSftDataset, type SftDataSummary } from './dataset.js';
 import { assertFitsVocabulary, type SftExample } from './example.js';
-import { sftStartingPoint, modelTokenizer } from './policy.js';
+import { modelTokenizer } from '../configured-model.js';
+import { sftStartingPoint } from './policy.js';
 import { sftConsoleReporter } from './progress.js';
 
 export interface SftSummary extends TrainSummary {
@@ -79,7 +80,7 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
 
   try {
     assertFitsVocabulary([...train, ...heldOut], policy.config.native.vocabSize);
-    const longest = Math.max(...[...train, ...heldOut].map((e) => e.tokens.length));
+    const longest = [...train, ...heldOut].reduce((m, e) => Math.max(m, e.tokens.length), 0);
     assertWithinContext(longest, policy.config.hf.max_position_embeddings, `the longest example (config.sft.maxLength ${options.maxLength})`, 'lower sft.maxLength, or give the model a longer context (rope_scaling in its config.json)');
     tracker = await openTracker(run.dir, config.tracking, { config, rows: metricsRows });
     emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });

@@ -18,6 +18,8 @@ export interface TrajectoryFilters {
 
 export interface TrajectoryFileResult {
   examples: SftExample[];
+  /** Records saved without the id of their tokenizer (runs before it was recorded): their ids could not be checked. */
+  unlabeled: number;
   /** Records the filters left out. */
   filtered: number;
   /** Records without a single trained token (episodes over their prompt budget, say). */
@@ -37,7 +39,7 @@ function integers(value: unknown, where: string, field: string, min: number, max
 }
 
 /** One saved record, checked: tokens, mask (0/1, as long), logprobs (when present, as long), reward, termination. */
-function readRecord(value: unknown, where: string): { tokens: number[]; mask: number[]; logprobs?: number[]; reward: number; termination: string } {
+function readRecord(value: unknown, where: string): { tokens: number[]; mask: number[]; logprobs?: number[]; reward: number; termination: string; tokenizer?: string } {
   if (!isObject(value)) throw invalidArg(where, 'is not a JSON object', 'a trajectory record as trajectories/step-N.jsonl.gz holds it');
   const tokens = integers(value.tokens, where, 'tokens', 0, 2 ** 31 - 1);
   const mask = integers(value.mask, where, 'mask', 0, 1);
@@ -51,15 +53,27 @@ function readRecord(value: unknown, where: string): { tokens: number[]; mask: nu
   }
   if (typeof value.reward !== 'number' || !Number.isFinite(value.reward)) throw invalidArg(`${where} reward`, `is ${JSON.stringify(value.reward)}; expected a finite number`);
   if (typeof value.termination !== 'string') throw invalidArg(`${where} termination`, `is ${JSON.stringify(value.termination)}; expected a string`);
-  return { tokens, mask, ...(logprobs ? { logprobs } : {}), reward: value.reward, termination: value.termination };
+  if (value.tokenizer !== undefined && typeof value.tokenizer !== 'string') throw invalidArg(`${where} tokenizer`, `is ${JSON.stringify(value.tokenizer)}; expected a tokenizer id string`);
+  return { tokens, mask, ...(logprobs ? { logprobs } : {}), reward: value.reward, termination: value.termination, ...(value.tokenizer !== undefined ? { tokenizer: value.tokenizer } : {}) };
 }
 
-/** The examples of one trajectories file (.jsonl or .jsonl.gz); the id of each is `file:line`. */
-export async function loadTrajectoryFile(file: string, filters: TrajectoryFilters = {}): Promise<TrajectoryFileResult> {
-  const result: TrajectoryFileResult = { examples: [], filtered: 0, untrained: 0 };
+/**
+ * The examples of one trajectories file (.jsonl or .jsonl.gz); the id of each is `file:line`.
+ * With `tokenizer` (the model's tokenizerId), a record made by another tokenizer is refused: its
+ * ids would pass the vocabulary check and mean nothing to the model.
+ */
+export async function loadTrajectoryFile(file: string, filters: TrajectoryFilters = {}, tokenizer?: string): Promise<TrajectoryFileResult> {
+  const result: TrajectoryFileResult = { examples: [], unlabeled: 0, filtered: 0, untrained: 0 };
   for await (const { line, value } of jsonLines(file)) {
     const where = `${file}:${line}`;
     const record = readRecord(value, where);
+    if (record.tokenizer === undefined) result.unlabeled++;
+    else if (tokenizer !== undefined && record.tokenizer !== tokenizer)
+      throw invalidArg(
+        `${where} tokenizer`,
+        `is ${record.tokenizer}, and the model's tokenizer is ${tokenizer}: the ids were made by another tokenizer`,
+        'train trajectories into a model with the tokenizer that made them, or play the episodes again with this model (an oracle takes the model\'s tokenizer: new EditOraclePolicy({ tokenizer: policy.tokenizer }))',
+      );
     if ((filters.minReward !== undefined && record.reward < filters.minReward) || (filters.terminations && !filters.terminations.includes(record.termination as TerminationReason))) {
       result.filtered++;
       continue;

@@ -3,7 +3,7 @@ import t from 'tap';
 
 import type { Trajectory } from '../../../lib/agent/trajectory.js';
 import { evalReport, predictionsJsonl, reportMarkdown } from '../../../lib/eval/evaluate.js';
-import { meanAndSem, passAtK } from '../../../lib/eval/metrics.js';
+import { mcnemarExact, meanAndSem, passAtK, wilsonInterval } from '../../../lib/eval/metrics.js';
 
 t.test('pass@k: the unbiased estimator', async (t) => {
   const cases: [number, number, number, number][] = [
@@ -28,6 +28,55 @@ t.test('mean and standard error', async (t) => {
   t.ok(Math.abs(mean - 1 / 3) < 1e-15);
   t.ok(Math.abs(sem - Math.sqrt(1 / 54)) < 1e-15, 'sqrt(var / n) with the n - 1 variance');
   t.same(meanAndSem([0.5]), { mean: 0.5, sem: 0 });
+});
+
+/** A float64 reference of the exact binomial tail, by summing C(n, i) / 2^n with BigInt binomials (exact up to the last division). */
+function binomialTail(n: number, k: number): number {
+  let c = 1n;
+  let sum = 0n;
+  for (let i = 0; i <= k; i++) {
+    sum += c;
+    c = (c * BigInt(n - i)) / BigInt(i + 1);
+  }
+  // sum / 2^n, in float64 without overflowing: scale both down together.
+  const shift = BigInt(Math.max(0, n - 1000));
+  return Number(sum >> shift) / 2 ** (n - Number(shift));
+}
+
+t.test('McNemar\'s exact test against the binomial tail computed exactly', async (t) => {
+  t.equal(mcnemarExact(0, 0), 1, 'no discordant pair: no evidence');
+  t.equal(mcnemarExact(5, 5), 1);
+  t.ok(Math.abs(mcnemarExact(0, 6) - 2 / 64) < 1e-15, 'all six one way: 2 * 2^-6');
+  t.ok(Math.abs(mcnemarExact(1, 9) - (2 * 11) / 1024) < 1e-15, 'b=1, c=9: 2 * (1 + 10) / 2^10');
+  let seed = 3;
+  const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+  for (let i = 0; i < 60; i++) {
+    const b = Math.floor(rnd() * 200);
+    const c = Math.floor(rnd() * 200);
+    const want = Math.min(1, 2 * binomialTail(b + c, Math.min(b, c)));
+    const got = mcnemarExact(b, c);
+    t.ok(Math.abs(got - want) <= 1e-12 * Math.max(1, want) + 1e-300, `b=${b} c=${c}: ${got} vs ${want}`);
+  }
+  t.ok(mcnemarExact(1500, 1700) > 0 && mcnemarExact(1500, 1700) < 1, 'thousands of pairs stay finite');
+  t.equal(mcnemarExact(3, 2), mcnemarExact(2, 3), 'symmetric');
+  t.throws(() => mcnemarExact(-1, 2), /counts b, c >= 0/);
+});
+
+t.test('Wilson\'s interval against its formula in float64, and its edges', async (t) => {
+  for (const [k, n] of [[0, 30], [30, 30], [3, 30], [45, 300], [150, 300], [1, 1]] as const) {
+    const z = 1.959963984540054;
+    const p = k / n;
+    const denom = 1 + (z * z) / n;
+    const centre = (p + (z * z) / (2 * n)) / denom;
+    const half = (z / denom) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+    const { low, high } = wilsonInterval(k, n);
+    t.ok(Math.abs(low - Math.max(0, centre - half)) < 1e-14 && Math.abs(high - Math.min(1, centre + half)) < 1e-14, `${k}/${n}: [${low.toFixed(4)}, ${high.toFixed(4)}]`);
+    t.ok(low <= p && p <= high, 'holds the estimate');
+  }
+  t.equal(wilsonInterval(0, 30).low, 0);
+  t.ok(wilsonInterval(0, 30).high > 0.1, 'no successes in 30 still allows ~11%');
+  t.ok(wilsonInterval(30, 300).high - wilsonInterval(30, 300).low < 0.075, '300 tasks: about +-3.5 points at 10%');
+  t.throws(() => wilsonInterval(4, 3), /0 <= k <= n/);
 });
 
 function trajectory(taskId: string, reward: number, termination: Trajectory['termination'] = 'submitted', turns = 2): Trajectory {

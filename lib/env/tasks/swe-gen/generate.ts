@@ -189,14 +189,23 @@ function attempt(split: Split, seed: number, language: Language, kinds: BugKind[
   return { id, files, metadata };
 }
 
+/** The first bug's kind and the language of a seed: they cycle, so that any kinds x languages consecutive seeds hold each pair once. */
+function seedLanguage(seed: number, options: SweGenTaskOptions): Language {
+  return options.languages[Math.floor(seed / options.kinds.length) % options.languages.length]!;
+}
+
+/** The id generateSweGenTask gives `seed` of `split`, without generating the task. */
+export function sweGenTaskId(split: Split, seed: number, options: Partial<SweGenTaskOptions> = {}): string {
+  return taskId(seedLanguage(seed, parseSweGenTaskOptions(options, 'options')), split, seed);
+}
+
 /** The task of `seed` in `split`; options are validated and defaulted (options.ts). */
 export function generateSweGenTask(split: Split, seed: number, options: Partial<SweGenTaskOptions> = {}): GeneratedTask {
   const parsed = parseSweGenTaskOptions(options, 'options');
   const draw = new Draw(streamSeed(split, seed));
-  // The first bug's kind and the language cycle with the seed, so that any run of
-  // kinds x languages consecutive seeds holds each pair once: small suites stay balanced.
-  const { kinds: allowed, languages } = parsed;
-  const language = languages[Math.floor(seed / allowed.length) % languages.length]!;
+  // Small suites stay balanced: see seedLanguage.
+  const { kinds: allowed } = parsed;
+  const language = seedLanguage(seed, parsed);
   const kinds = [allowed[seed % allowed.length]!, ...Array.from({ length: parsed.bugs - 1 }, () => draw.pick(allowed))];
   for (let i = 0; i < MAX_ATTEMPTS; i++) {
     const task = attempt(split, seed, language, kinds, parsed, draw);

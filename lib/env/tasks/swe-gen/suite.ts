@@ -10,7 +10,7 @@ import { SwerlError, invalidArg } from '../../../errors.js';
 import { writeDirectoryAtomic } from '../../../util/atomic.js';
 import { loadSwerlTaskFolder } from '../swerl-folder.js';
 import type { Task } from '../task.js';
-import { generateSweGenTask, type GeneratedTask } from './generate.js';
+import { generateSweGenTask, sweGenTaskId, type GeneratedTask } from './generate.js';
 import { parseSweGenSuiteOptions, taskOptionsOf, type SweGenSuiteOptions } from './options.js';
 import { parseTaskId, streamSeed, type Split } from './splits.js';
 
@@ -139,7 +139,7 @@ export function sweGenSuiteIds(request: SweGenSuiteRequest = {}): string[] {
   const { disjointFrom: _unused, ...rest } = request;
   const options = parseSweGenSuiteOptions(rest, 'options');
   const taskOptions = taskOptionsOf(options);
-  return Array.from({ length: options.count }, (_, i) => generateSweGenTask(options.split, options.firstSeed + i, taskOptions).id);
+  return Array.from({ length: options.count }, (_, i) => sweGenTaskId(options.split, options.firstSeed + i, taskOptions));
 }
 
 /**

@@ -1,0 +1,135 @@
+/**
+ * A curriculum over generated tasks (`tasks.curriculum`, with `tasks.generate`): tiers of
+ * difficulty, easiest first, each its own pool of train-split tasks made with the generate knobs
+ * under the tier's own (bug kinds, languages, functions and lines a file). GRPO-style RL learns
+ * only from groups whose rewards differ, so a run starts where the policy solves some tasks and
+ * not others, and moves on when it has learned them: every `checkEvery` steps the current tier's
+ * dev slice (train-split seeds never trained on) is played greedily, and at `advanceAt` resolved
+ * the next tier's pool takes over. Held-out tasks never enter the rule. The tier, the dev rate
+ * and every advance are in each step's metrics; the tier is in the trainer state, so a resumed
+ * run goes on where it was.
+ */
+import { invalidArg } from '../errors.js';
+import { BUG_KINDS, type BugKind } from '../env/tasks/swe-gen/bugs.js';
+import { parseSweGenTaskOptions, type Range, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
+import { LANGUAGES, type Language } from '../env/tasks/swe-gen/program.js';
+import type { TaskRef } from './task-source.js';
+
+export interface CurriculumTierConfig {
+  name: string;
+  kinds?: BugKind[];
+  languages?: Language[];
+  functions?: Range;
+  lines?: Range;
+}
+
+export interface CurriculumConfig {
+  /** Easiest first; the last is usually the full distribution (a tier of no knobs: the generate knobs). */
+  tiers: CurriculumTierConfig[];
+  /** The dev slice's greedy resolve rate at which the next tier takes over. */
+  advanceAt: number;
+  /** Dev tasks per tier: train-split seeds after the tier's pool, never trained on. */
+  devTasks: number;
+  /** Steps between checks of the dev slice. */
+  checkEvery: number;
+}
+
+const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } };
+
+export const CURRICULUM_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tiers'],
+  properties: {
+    tiers: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 32,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 64 },
+          kinds: { type: 'array', items: { type: 'string' }, minItems: 1, uniqueItems: true },
+          languages: { type: 'array', items: { type: 'string' }, minItems: 1, uniqueItems: true },
+          functions: RANGE,
+          lines: RANGE,
+        },
+      },
+    },
+    advanceAt: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 0.5 },
+    devTasks: { type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
+    checkEvery: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2 },
+  },
+} as const;
+
+/** Each tier's swe-gen knobs: the generate knobs under the tier's. Unknown kinds or languages are refused by name. */
+export function tierOptions(curriculum: CurriculumConfig, generate: Partial<SweGenTaskOptions>, field = 'config.tasks.curriculum'): SweGenTaskOptions[] {
+  const names = new Set<string>();
+  return curriculum.tiers.map((tier, i) => {
+    const where = `${field}.tiers[${i}]`;
+    if (names.has(tier.name)) throw invalidArg(`${where}.name`, `repeats ${JSON.stringify(tier.name)}`, 'give each tier its own name');
+    names.add(tier.name);
+    for (const kind of tier.kinds ?? [])
+      if (!(BUG_KINDS as readonly string[]).includes(kind)) throw invalidArg(`${where}.kinds`, `names ${JSON.stringify(kind)}, which is not a bug kind`, `use some of ${BUG_KINDS.join(', ')}`);
+    for (const language of tier.languages ?? [])
+      if (!(LANGUAGES as readonly string[]).includes(language)) throw invalidArg(`${where}.languages`, `names ${JSON.stringify(language)}, which is not a language of swe-gen`, `use some of ${LANGUAGES.join(', ')}`);
+    const { name: _name, ...knobs } = tier;
+    return parseSweGenTaskOptions({ ...generate, ...knobs }, where);
+  });
+}
+
+/** Where tier i's tasks sit among the train split's seeds: its pool, then its dev slice; tiers never share a seed. */
+export function tierSeeds(i: number, train: number, devTasks: number): { pool: { firstSeed: number; count: number }; dev: { firstSeed: number; count: number } } {
+  const first = i * (train + devTasks);
+  return { pool: { firstSeed: first, count: train }, dev: { firstSeed: first + train, count: devTasks } };
+}
+
+export interface CurriculumTier {
+  name: string;
+  train: TaskRef[];
+  dev: TaskRef[];
+}
+
+/** The tiers of a run and which one it is on. */
+export class Curriculum {
+  #tier = 0;
+
+  constructor(
+    readonly tiers: readonly CurriculumTier[],
+    readonly config: CurriculumConfig,
+  ) {
+    if (tiers.length === 0) throw invalidArg('curriculum', 'has no tiers');
+  }
+
+  get tier(): number {
+    return this.#tier;
+  }
+
+  get current(): CurriculumTier {
+    return this.tiers[this.#tier]!;
+  }
+
+  get last(): boolean {
+    return this.#tier === this.tiers.length - 1;
+  }
+
+  /** Goes to tier `i` (a resumed run's). */
+  resume(i: number): void {
+    if (!Number.isInteger(i) || i < 0 || i >= this.tiers.length) throw invalidArg('curriculum tier', `${i} is not a tier of this run (0..${this.tiers.length - 1})`, 'resume with the config the run started with');
+    this.#tier = i;
+  }
+
+  /** Whether `step` checks the dev slice. */
+  checks(step: number): boolean {
+    return !this.last && step % this.config.checkEvery === 0;
+  }
+
+  /** Records a dev rate; advances when it reaches advanceAt. Returns whether it advanced. */
+  observe(devRate: number): boolean {
+    if (this.last || devRate < this.config.advanceAt) return false;
+    this.#tier++;
+    return true;
+  }
+}

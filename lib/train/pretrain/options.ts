@@ -1,0 +1,87 @@
+/** The training config's `pretrain` section: which reading drills a step is made of, and the copy probes. */
+import { invalidArg } from '../../errors.js';
+import { BUG_KINDS } from '../../env/tasks/swe-gen/bugs.js';
+import { LANGUAGES } from '../../env/tasks/swe-gen/program.js';
+import { optionsParser } from '../../schema.js';
+import { DEFAULT_DRILLS, DRILL_TURNS, type DrillOptions } from './drills.js';
+
+export interface PretrainConfig {
+  /** The drills' programs, turns and mix (drills.ts); the split is always train. */
+  drills: DrillOptions;
+  /** Drills per optimizer step. */
+  sequencesPerStep: number;
+  /** Copy probes on held-out programs: every this many steps (0: after the last only), this many of each kind. */
+  probes: { every: number; count: number; seed: number };
+}
+
+const RANGE = (max: number) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: ['min', 'max'],
+  properties: { min: { type: 'integer', minimum: 0, maximum: max }, max: { type: 'integer', minimum: 0, maximum: max } },
+});
+
+const parse = optionsParser<PretrainConfig>({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    drills: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        mix: {
+          type: 'object',
+          additionalProperties: false,
+          properties: Object.fromEntries(DRILL_TURNS.map((k) => [k, { type: 'number', minimum: 0, maximum: 1000 }])),
+          default: DEFAULT_DRILLS.mix,
+        },
+        turns: { ...RANGE(48), default: DEFAULT_DRILLS.turns },
+        echoWords: { ...RANGE(512), default: DEFAULT_DRILLS.echoWords },
+        programs: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            firstSeed: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1, default: DEFAULT_DRILLS.programs.firstSeed },
+            count: { type: 'integer', minimum: 1, maximum: 2 ** 31, default: DEFAULT_DRILLS.programs.count },
+            functions: RANGE(8),
+            lines: RANGE(200),
+            languages: { type: 'array', items: { enum: [...LANGUAGES] }, minItems: 1, uniqueItems: true },
+            kinds: { type: 'array', items: { enum: [...BUG_KINDS] }, minItems: 1, uniqueItems: true },
+          },
+        },
+        renameFiles: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_DRILLS.renameFiles },
+        maxSteps: { type: 'integer', minimum: 2, maximum: 1000, default: DEFAULT_DRILLS.maxSteps },
+        workdir: { type: 'string', pattern: '^/', default: DEFAULT_DRILLS.workdir },
+      },
+    },
+    sequencesPerStep: { type: 'integer', minimum: 1, maximum: 100_000, default: 8 },
+    probes: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        every: { type: 'integer', minimum: 0, maximum: 10_000_000, default: 250 },
+        count: { type: 'integer', minimum: 1, maximum: 100_000, default: 50 },
+        seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
+      },
+    },
+  },
+});
+
+/** The section checked and defaulted; a mix of all zeros, a range with min > max, or drills too long for their step budget are refused here. */
+export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'): PretrainConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArg(field, 'must be an object', 'e.g. {"sequencesPerStep": 8, "drills": {"programs": {"lines": {"min": 4, "max": 20}}}}');
+  const options = parse(raw, field);
+  const { drills } = options;
+  drills.mix = { ...DEFAULT_DRILLS.mix, ...drills.mix };
+  if (Object.values(drills.mix).every((w) => w === 0)) throw invalidArg(`${field}.drills.mix`, 'gives every turn kind weight 0', `give one of ${DRILL_TURNS.join(', ')} a positive weight`);
+  for (const [name, range] of [['turns', drills.turns], ['echoWords', drills.echoWords], ['programs.functions', drills.programs.functions], ['programs.lines', drills.programs.lines]] as const)
+    if (range && range.min > range.max) throw invalidArg(`${field}.drills.${name}`, `has min ${range.min} > max ${range.max}`);
+  if (drills.programs.functions && drills.programs.functions.min < 1) throw invalidArg(`${field}.drills.programs.functions.min`, 'must be at least 1');
+  if (drills.turns.max > drills.maxSteps - 2)
+    throw invalidArg(`${field}.drills.turns.max`, `(${drills.turns.max}) leaves no step for the first view and finish within maxSteps ${drills.maxSteps}`, `lower it to ${drills.maxSteps - 2}, or raise maxSteps`);
+  drills.programs = { ...drills.programs, split: 'train' };
+  return options;
+}
