@@ -1,170 +1,274 @@
 /**
- * `npm run demo:swe`: the SWE recipe end to end on CPU, in real bwrap sandboxes with the four
- * tools and the repositories' tests as reward, on generated tasks (swe-gen) a small model can
- * be trained on from scratch:
+ * `npm run demo:swe`: the SWE recipe end to end on CPU, measured as a paper would, in real bwrap
+ * sandboxes with the four tools and the repositories' tests as reward, on generated tasks
+ * (swe-gen), from the shipped checkpoint (models/swe-reader: a Qwen3-architecture model that
+ * can read: it copies the file an issue names and the lines of a view, and knows nothing of
+ * fixing bugs):
  *
- *   0. suites: `--train` tasks of the train split and `--heldout` of the held-out split
- *   1. warm-up: the edit oracle (view, str_replace, run the tests, finish) plays every train
- *      task once; SFT on those trajectories (the model has never seen code or a tool call)
- *   2. RFT (the rft preset): sample, keep what resolved, fine-tune on it
- *   3. GRPO++ from the RFT checkpoint (`--ablation`: the nebius preset beside it)
+ *   0. suites: a curriculum's tiers of train-split tasks (pools and dev slices) and a held-out
+ *      suite of held-out seeds whose programs no train task has
+ *   1. the edit oracle (view, str_replace, run the tests, finish) plays every pool task with the
+ *      model's tokenizer; SFT on those trajectories
+ *   2. RFT (the rft preset) on the curriculum
+ *   3. from the RFT checkpoint, GRPO++ and continued RFT, the same episodes each
  *
- * The held-out resolve rate is measured greedily before and after every phase (never trained
- * on); the curve, the turns the agent takes and how often it ran the tests before finishing
- * are printed and kept in <run dir>/demo.json. Every phase is a `train()` run of its own
- * config (written beside it as config.json), so each can be rerun or resumed alone.
+ * The held-out resolve rate (greedy, with a Wilson 95% interval) after every phase, GRPO++ against
+ * continued RFT paired per task with McNemar's exact test (pooled over --seeds), and beside them
+ * the memorization baseline (the fix seen most often in training for the buggy line, told which
+ * line it is) and the held-out tasks whose fix never occurs in training. No held-out task enters
+ * training or picks a checkpoint: each phase's last checkpoint is taken, and the curriculum
+ * advances on train-seed dev slices. Everything goes to <dir>/demo.json and <dir>/demo.svg; each
+ * phase is a train() run of its own config.json.
  *
- *   npm run demo:swe [-- --quick] [--seed N] [--model tiny|small] [--ablation] [--dir DIR]
+ *   npm run demo:swe [-- --quick] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  */
-import { mkdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { runRollouts } from '../lib/agent/rollout.js';
 import { EditOraclePolicy } from '../lib/agent/scripted-policy.js';
-import type { Trajectory } from '../lib/agent/trajectory.js';
+import { parseAgentLoopOptions } from '../lib/agent/agent-loop.js';
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
 import { SweEnv } from '../lib/env/swe-env.js';
 import { writeSweGenSuite } from '../lib/env/tasks/swe-gen/index.js';
 import type { Task } from '../lib/env/tasks/task.js';
+import { formatRate, pairedComparison, rateOf, type Outcomes, type RateSummary } from '../lib/eval/compare.js';
 import { evaluatePolicy } from '../lib/eval/evaluate.js';
+import { memorizationBaseline } from '../lib/eval/memorization.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
-import { pinBlasToOneThread } from '../lib/native.js';
-import { parseAgentLoopOptions } from '../lib/agent/agent-loop.js';
+import { native, pinBlasToOneThread } from '../lib/native.js';
+import { tierOptions, tierSeeds, type CurriculumConfig } from '../lib/train/curriculum.js';
+import { renderChartsSvg } from '../lib/train/plots.js';
 import { RunDirectory } from '../lib/train/run-dir.js';
-import { train, type TrainSummary } from '../lib/train/trainer.js';
-import { writeJsonAtomic } from '../lib/util/atomic.js';
+import { train } from '../lib/train/trainer.js';
+import { writeFileAtomic, writeJsonAtomic } from '../lib/util/atomic.js';
+import { packageInfo } from '../lib/util/package-info.js';
 
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    seed: { type: 'string', default: '1' },
-    model: { type: 'string', default: 'tiny' },
-    ablation: { type: 'boolean', default: false },
+    seed: { type: 'string' },
+    seeds: { type: 'string' },
+    model: { type: 'string' },
+    device: { type: 'string' },
     dir: { type: 'string' },
   },
 });
 const quick = args.quick!;
-const seed = Number(args.seed);
-const preset = ({ tiny: 'qwen3-tiny', small: 'qwen3-small' } as const)[args.model as 'tiny' | 'small'];
-if (!preset) throw new Error(`--model is ${args.model}; use tiny or small`);
-const dir = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
+const seeds = (args.seeds ?? args.seed ?? '1').split(',').map((s) => {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--seeds has ${JSON.stringify(s)}; give whole numbers, e.g. --seeds 1,2,3`);
+  return n;
+});
+const model = path.resolve(args.model ?? path.join(packageInfo().root, 'models', 'swe-reader'));
+const device = args.device ?? (native().buildInfo().cuda ? 'cuda' : 'cpu');
+if (device !== 'cpu' && !/^cuda(:\d+)?$/.test(device)) throw new Error(`--device is ${device}; use cpu or cuda`);
+const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
 
-/** The budget of each phase: the full demo, or --quick (a smoke run of a few minutes). */
+/** Each phase's budget: the full demo, or --quick (a smoke run of a few minutes). */
 const SIZE = quick
-  ? { train: 12, heldout: 6, warmupSteps: 6, rftSteps: 1, rlSteps: 1, tasksPerStep: 3, samplesPerTask: 2 }
-  : { train: 160, heldout: 30, warmupSteps: 120, rftSteps: 2, rlSteps: 4, tasksPerStep: 8, samplesPerTask: 4 };
+  ? { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2 }
+  : { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 6, rlTasks: 8, rlSamples: 8 };
 
-// Small programs (one or two functions) keep every episode near 2k tokens: the byte tokenizer
-// spends a token per character, and the compact prompt lists the tools in 370 of them.
-const GENERATED = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
+/** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
+const KNOBS = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
+const CURRICULUM: CurriculumConfig = {
+  tiers: [
+    { name: 'operators', kinds: ['operator', 'comparison'], languages: ['python'], functions: { min: 1, max: 1 } },
+    { name: 'bounds', kinds: ['operator', 'comparison', 'off-by-one'] },
+    { name: 'all' },
+  ],
+  advanceAt: 0.5,
+  devTasks: SIZE.dev,
+  checkEvery: 1,
+};
 const ENV = { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 };
-// maxTokensPerTurn: the edit oracle's longest turn on these programs is some 300 tokens.
-const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 3072, maxTokensPerTurn: 384, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
-const CONCURRENCY = 8;
-
-interface PhasePoint {
-  phase: string;
-  step: number;
-  /** Held-out greedy resolve rate. */
-  resolved: number;
-  minutes: number;
-}
+const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 2048, maxTokensPerTurn: 256, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
+const CONCURRENCY = Math.max(8, 4 * cpus().length);
+const LR = { sft: 1e-3, rft: 3e-4, rl: 1e-4 };
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
-const curve: PhasePoint[] = [];
+const log = (line: string) => console.log(`[${minutes().toFixed(1)} min] ${line}`);
 
-function record(phase: string, summary: TrainSummary): void {
-  for (const e of summary.evals) curve.push({ phase, step: e.step, resolved: e.success, minutes: minutes() });
-  console.log(`${phase}: held-out resolve rate ${summary.evals.map((e) => `${e.step}:${e.success.toFixed(2)}`).join(' ')} (${minutes().toFixed(1)} min)`);
+interface Point {
+  seed: number;
+  phase: string;
+  /** Training episodes sampled before this point (RFT and RL), SFT at 0. */
+  episodes: number;
+  heldout: RateSummary;
+  minutes: number;
 }
 
-/** The config every phase shares: the tasks, the env, the agent's budgets. */
-function baseConfig(runDir: string, tasksDir: string, heldout: readonly Task[], model: object) {
-  return {
-    run: { dir: runDir, seed, checkpointEvery: 1000, progress: 'lines' },
-    model: { ...model, threads: 2 },
-    tasks: { kind: 'swe', path: tasksDir, sandbox: 'local', evalIds: heldout.map((t) => t.id), env: ENV },
-    rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.tasksPerStep, samplesPerTask: SIZE.samplesPerTask },
-    eval: { every: 1 },
-  };
-}
-
-/** What the agent did on the held-out tasks, greedily: turns taken, and how often it ran the tests before finishing. */
-async function behaviour(checkpoint: string, tasks: readonly Task[]): Promise<{ resolved: number; meanTurns: number; ranTests: number }> {
-  const policy = await NativePolicy.load(checkpoint);
+/** Greedy outcomes of a checkpoint on the held-out tasks, by task id. */
+async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed: number): Promise<Outcomes> {
+  const policy = await NativePolicy.load(checkpoint, { device, threads: 2 });
   const backend = await createSandboxBackend('local', { label: 'swerl-swe-demo' });
   try {
     const agent = parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent');
     const evalTasks = tasks.map((task) => ({ id: task.id, task, makeEnv: () => new SweEnv(task, backend, ENV as object) }));
-    const { report, byRun } = await evaluatePolicy(policy, evalTasks, { runs: 1, agent, concurrency: CONCURRENCY, retries: 1, modelName: preset, seed });
-    const ranTests = (t: Trajectory) => t.turns.some((turn) => turn.tool === 'execute_bash' && /pytest|node --test/.test(turn.response));
-    return { resolved: report.passAt1.mean, meanTurns: report.meanTurns, ranTests: byRun[0]!.filter(ranTests).length / byRun[0]!.length };
+    const { byRun } = await evaluatePolicy(policy, evalTasks, { runs: 1, agent, concurrency: CONCURRENCY, retries: 1, modelName: checkpoint, seed });
+    return new Map(byRun[0]!.map((t) => [t.taskId, t.reward > 0]));
   } finally {
     policy.dispose();
   }
 }
 
-pinBlasToOneThread();
-await mkdir(dir, { recursive: true });
-const tasksDir = path.join(dir, 'tasks');
-console.log(`swe demo (${quick ? 'quick' : 'full'}, ${preset}, seed ${seed}) into ${dir}`);
-const train_ = await writeSweGenSuite(tasksDir, { split: 'train', count: SIZE.train, firstSeed: 0, ...GENERATED });
-const heldout = await writeSweGenSuite(tasksDir, { split: 'heldout', count: SIZE.heldout, firstSeed: 0, force: true, ...GENERATED });
-console.log(`tasks: ${train_.summary}; held out: ${heldout.summary}`);
-
-// 1. Warm-up: the edit oracle's trajectories on the train split, saved as a run's
-// trajectories, then SFT on them through the sft section (what `swerl sft <dir>` does).
-const oracleDir = new RunDirectory(path.join(dir, '1-oracle'));
-await oracleDir.create({ demo: 'swe', phase: 'oracle' }, false);
-const backend = await createSandboxBackend('local', { label: 'swerl-swe-demo' });
-const agent = parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent');
-const oracle = await runRollouts(
-  train_.tasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
-  new EditOraclePolicy(),
-  { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent },
-);
-await oracleDir.writeTrajectories(1, oracle, () => ({}));
-console.log(`oracle: ${oracle.filter((t) => t.reward === 1).length} of ${oracle.length} train tasks resolved (${minutes().toFixed(1)} min)`);
-
-const scratch = { preset };
-const warmup = await train({
-  ...baseConfig(path.join(dir, '2-warmup'), tasksDir, heldout.tasks, scratch),
-  run: { dir: path.join(dir, '2-warmup'), seed, steps: SIZE.warmupSteps, checkpointEvery: SIZE.warmupSteps, progress: 'lines' },
-  optimizer: { lr: 3e-3, weightDecay: 0, warmupSteps: 5, schedule: 'cosine' },
-  sft: { data: [oracleDir.dir], minReward: 1, sequencesPerStep: 8 },
-  eval: { every: SIZE.warmupSteps },
-});
-record('warm-up', warmup);
-
-const rft = await train({
-  ...baseConfig(path.join(dir, '3-rft'), tasksDir, heldout.tasks, { path: warmup.checkpoint }),
-  run: { dir: path.join(dir, '3-rft'), seed, steps: SIZE.rftSteps, checkpointEvery: SIZE.rftSteps, progress: 'lines' },
-  // Nebius's optimizer (the rft preset's defaults) but for the learning rate: a model this small learns at 1e-3, not 5e-6.
-  optimizer: { lr: 1e-3 },
-  algorithm: { preset: 'rft' },
-  // The warm-up's last eval measured this checkpoint already.
-  eval: { every: SIZE.rftSteps, atStart: false },
-});
-record('rft', rft);
-
-const runs: { label: string; preset: string }[] = [{ label: 'grpo++', preset: 'grpo++' }, ...(args.ablation ? [{ label: 'nebius', preset: 'nebius' }] : [])];
-const rl: Record<string, TrainSummary> = {};
-for (const r of runs) {
-  rl[r.label] = await train({
-    ...baseConfig(path.join(dir, `4-${r.label}`), tasksDir, heldout.tasks, { path: rft.checkpoint }),
-    run: { dir: path.join(dir, `4-${r.label}`), seed, steps: SIZE.rlSteps, checkpointEvery: SIZE.rlSteps, progress: 'lines' },
-    optimizer: { lr: 1e-4, weightDecay: 0 },
-    algorithm: { preset: r.preset },
-    eval: { every: Math.ceil(SIZE.rlSteps / 2), atStart: false },
-  });
-  record(r.label, rl[r.label]!);
+/** The suites of one seed: the tiers' pools and dev slices (as the trainer writes them), and a held-out suite disjoint from them. */
+async function suites(tasksDir: string) {
+  const pools: Task[] = [];
+  for (const [i, options] of tierOptions(CURRICULUM, KNOBS).entries()) {
+    const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev);
+    pools.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
+    await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
+  }
+  // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
+  const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', count: Math.ceil(SIZE.heldout * 1.15) + 4, disjointFrom: tasksDir, dropShared: true, force: true });
+  if (heldout.tasks.length < SIZE.heldout) throw new Error(`only ${heldout.tasks.length} held-out tasks are disjoint from the train programs; ask for fewer`);
+  return { pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
 
-const final = await behaviour(rl['grpo++']!.checkpoint!, heldout.tasks);
-console.log('\nphase      step  held-out resolved  minutes');
-for (const p of curve) console.log(`${p.phase.padEnd(9)} ${String(p.step).padStart(5)} ${p.resolved.toFixed(3).padStart(18)} ${p.minutes.toFixed(1).padStart(8)}`);
-console.log(`after GRPO++ (greedy, held out): ${(final.resolved * 100).toFixed(1)}% resolved, ${final.meanTurns.toFixed(1)} turns, ran the tests in ${(final.ranTests * 100).toFixed(0)}% of episodes`);
-await writeJsonAtomic(path.join(dir, 'demo.json'), { quick, seed, preset, size: SIZE, curve, final, minutes: minutes() });
-console.log(`wrote ${path.join(dir, 'demo.json')} (${minutes().toFixed(1)} min)`);
+/** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
+function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number) {
+  return {
+    run: { dir: runDir, seed, steps, checkpointEvery: steps, progress: 'lines' },
+    model: { path: modelPath, device, threads: 2 },
+    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, ...KNOBS }, curriculum: CURRICULUM, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
+    rollout: { ...AGENT, concurrency: CONCURRENCY },
+    eval: { every: 0 },
+  };
+}
+
+async function runSeed(seed: number) {
+  const dir = path.join(root, `seed-${seed}`);
+  const tasksDir = path.join(dir, 'tasks');
+  const { pools, heldout, dropped } = await suites(tasksDir);
+  log(`seed ${seed}: ${pools.length} train tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
+  const points: Point[] = [];
+  const outcomes: Record<string, Outcomes> = {};
+  const measure = async (phase: string, episodes: number, checkpoint: string) => {
+    outcomes[phase] = await heldOutOutcomes(checkpoint, heldout, seed);
+    const point = { seed, phase, episodes, heldout: rateOf(outcomes[phase]!.values()), minutes: minutes() };
+    points.push(point);
+    log(`seed ${seed} ${phase}: held-out resolved ${formatRate(point.heldout)}`);
+    return point;
+  };
+
+  // 1. The edit oracle plays every pool task, with the model's own tokenizer; SFT on its trajectories.
+  const start = await NativePolicy.load(model, { device, threads: 2 });
+  const tokenizer = start.tokenizer;
+  start.dispose();
+  const oracleDir = new RunDirectory(path.join(dir, '1-oracle'));
+  await oracleDir.create({ demo: 'swe', phase: 'oracle', model }, false);
+  const backend = await createSandboxBackend('local', { label: 'swerl-swe-demo' });
+  const oracle = await runRollouts(
+    pools.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+    new EditOraclePolicy({ tokenizer }),
+    { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
+  );
+  await oracleDir.writeTrajectories(1, oracle, () => ({}));
+  log(`seed ${seed} oracle: ${oracle.filter((t) => t.reward === 1).length} of ${oracle.length} train tasks resolved`);
+
+  const sft = await train({
+    ...phaseConfig(path.join(dir, '2-sft'), seed, tasksDir, heldout, model, SIZE.sftSteps),
+    optimizer: { lr: LR.sft, weightDecay: 0, warmupSteps: Math.min(20, SIZE.sftSteps), schedule: 'cosine' },
+    sft: { data: [oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
+  });
+  await measure('sft', 0, sft.checkpoint!);
+
+  // 2. RFT on the curriculum.
+  const rftEpisodes = SIZE.rftSteps * SIZE.rftTasks * SIZE.rftSamples;
+  const rft = await train({
+    ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
+    rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rftTasks, samplesPerTask: SIZE.rftSamples },
+    optimizer: { lr: LR.rft },
+    algorithm: { preset: 'rft' },
+  });
+  await measure('rft', rftEpisodes, rft.checkpoint!);
+
+  // 3. From the RFT checkpoint: GRPO++ and continued RFT, the same episodes each.
+  const rlEpisodes = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
+  const arms = [
+    { phase: 'grpo++', algorithm: { preset: 'grpo++' }, lr: LR.rl },
+    { phase: 'rft-continued', algorithm: { preset: 'rft' }, lr: LR.rft },
+  ];
+  const summaries: Record<string, unknown> = {};
+  for (const arm of arms) {
+    const run = await train({
+      ...phaseConfig(path.join(dir, `4-${arm.phase}`), seed, tasksDir, heldout, rft.checkpoint!, SIZE.rlSteps),
+      rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
+      optimizer: { lr: arm.lr, weightDecay: 0 },
+      algorithm: arm.algorithm,
+    });
+    summaries[arm.phase] = { dir: run.dir, last: run.last };
+    await measure(arm.phase, rftEpisodes + rlEpisodes, run.checkpoint!);
+  }
+
+  // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
+  const memo = await memorizationBaseline(heldout, pools, backend, {
+    timeoutMs: 60_000,
+    concurrency: CONCURRENCY,
+    readSource: (task, file) => readFile(path.join(task.repoDir!, file), 'utf8'),
+  });
+  const neverSeen = new Set(memo.filter((m) => m.neverSeen).map((m) => m.taskId));
+  const subset = (o: Outcomes) => [...o].filter(([id]) => neverSeen.has(id)).map(([, solved]) => solved);
+  const memorization = {
+    all: rateOf(memo.map((m) => m.resolved)),
+    neverSeenTasks: neverSeen.size,
+    neverSeen: {
+      memorization: rateOf(memo.filter((m) => m.neverSeen).map((m) => m.resolved)),
+      ...Object.fromEntries(Object.entries(outcomes).map(([phase, o]) => [phase, rateOf(subset(o))])),
+    },
+  };
+  log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
+  return { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, summaries };
+}
+
+pinBlasToOneThread();
+log(`swe demo (${quick ? 'quick' : 'full'}, seeds ${seeds.join(', ')}, model ${model}, ${device}) into ${root}`);
+const results: Awaited<ReturnType<typeof runSeed>>[] = [];
+for (const seed of seeds) results.push(await runSeed(seed));
+
+const comparison = pairedComparison(results.map((r) => [r.outcomes['grpo++']!, r.outcomes['rft-continued']!] as const));
+const phases = ['sft', 'rft', 'grpo++', 'rft-continued'];
+const pooled = Object.fromEntries(phases.map((phase) => [phase, rateOf(results.flatMap((r) => [...r.outcomes[phase]!.values()]))]));
+console.log('\nphase           held-out resolved (Wilson 95%)      seeds pooled');
+for (const phase of phases) console.log(`${phase.padEnd(15)} ${formatRate(pooled[phase]!)}`);
+console.log(
+  `\nGRPO++ vs continued RFT (same start, ${SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples} episodes each, ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
+    `${comparison.difference >= 0 ? '+' : ''}${comparison.difference.toFixed(1)} points; only GRPO++ solved ${comparison.onlyA}, only RFT ${comparison.onlyB}; McNemar p = ${comparison.p.toPrecision(3)}`,
+);
+for (const r of results) console.log(`seed ${r.seed}: memorization baseline ${formatRate(r.memorization.all)}; never-seen-fix subset (${r.memorization.neverSeenTasks} tasks): baseline ${formatRate(r.memorization.neverSeen.memorization)}`);
+
+const points = results.flatMap((r) => r.points);
+const chart = renderChartsSvg([
+  {
+    title: 'Held-out resolve rate (greedy)',
+    xLabel: 'training episodes sampled (SFT at 0)',
+    yLabel: 'resolved',
+    yMin: 0,
+    series: results.flatMap((r) => [
+      { label: `seed ${r.seed}: SFT, RFT, GRPO++`, points: r.points.filter((p) => p.phase !== 'rft-continued').map((p) => ({ x: p.episodes, y: p.heldout.rate })) },
+      { label: `seed ${r.seed}: SFT, RFT, RFT`, points: r.points.filter((p) => p.phase !== 'grpo++').map((p) => ({ x: p.episodes, y: p.heldout.rate })) },
+    ]),
+  },
+]);
+await writeFileAtomic(path.join(root, 'demo.svg'), chart);
+await writeJsonAtomic(path.join(root, 'demo.json'), {
+  quick,
+  seeds,
+  model,
+  device,
+  size: SIZE,
+  curriculum: CURRICULUM,
+  lr: LR,
+  points,
+  pooled,
+  comparison,
+  perSeed: results.map((r) => ({ seed: r.seed, oracle: r.oracle, memorization: r.memorization, outcomes: Object.fromEntries(Object.entries(r.outcomes).map(([k, v]) => [k, Object.fromEntries(v)])), summaries: r.summaries })),
+  minutes: minutes(),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model },
+});
+log(`wrote ${path.join(root, 'demo.json')} and demo.svg`);

@@ -26,7 +26,7 @@ export interface CurriculumTierConfig {
 export interface CurriculumConfig {
   /** Easiest first; the last is usually the full distribution (a tier of no knobs: the generate knobs). */
   tiers: CurriculumTierConfig[];
-  /** The dev slice's greedy resolve rate at which the next tier takes over. */
+  /** The dev slice's greedy resolve rate at which the next tier takes over (0: at every check, a fixed schedule). */
   advanceAt: number;
   /** Dev tasks per tier: train-split seeds after the tier's pool, never trained on. */
   devTasks: number;
@@ -58,7 +58,7 @@ export const CURRICULUM_SCHEMA = {
         },
       },
     },
-    advanceAt: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 0.5 },
+    advanceAt: { type: 'number', minimum: 0, maximum: 1, default: 0.5 },
     devTasks: { type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
     checkEvery: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2 },
   },

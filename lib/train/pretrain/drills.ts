@@ -193,7 +193,9 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
       const candidates = all.map((l) => l.trim()).filter((l) => l !== '' && countOccurrences(text, l) === 1);
       const oldStr = candidates.length > 0 ? rng.pick(candidates) : undefined;
       const newStr = oldStr === undefined ? null : mutateLine(oldStr, names, rng);
-      if (oldStr === undefined || newStr === null || countOccurrences(text, newStr) > 0) continue;
+      // A random change may be the task's fix by chance: drills never show one.
+      const isFix = meta.bugs.some((b) => b.after.trim() === newStr);
+      if (oldStr === undefined || newStr === null || isFix || countOccurrences(text, newStr) > 0) continue;
       const { updated, observation } = replaceOnce(filePath, text, oldStr, newStr);
       turn(editorCall({ command: 'str_replace', path: filePath, old_str: oldStr, new_str: newStr }), toolOutput('file_editor', observation));
       text = updated;

@@ -19,6 +19,12 @@ export interface SweGenSuiteRequest extends Partial<Omit<SweGenSuiteOptions, 'fu
   lines?: Partial<SweGenSuiteOptions['lines']>;
   /** Another suite this one must share no seed and no program with (held-out against train). */
   disjointFrom?: string;
+  /**
+   * With disjointFrom: leave out the tasks whose program the other split's tasks there have,
+   * instead of refusing the suite (the suite then holds fewer than count; tasks of its own split
+   * in that folder are not compared, so held-out and train suites can share a folder).
+   */
+  dropShared?: boolean;
 }
 
 export interface SweGenSuite {
@@ -27,6 +33,8 @@ export interface SweGenSuite {
   paths: string[];
   /** The tasks as loadTasks gives them. */
   tasks: Task[];
+  /** Tasks left out by dropShared (their ids). */
+  dropped: string[];
   options: SweGenSuiteOptions;
   /** One line: how many tasks of which languages and bug kinds. */
   summary: string;
@@ -49,15 +57,15 @@ function indexTasks(tasks: readonly { id: string; split: Split; seed: number; pr
   return index;
 }
 
-/** The swe-gen tasks of a suite folder: split, seed and program of each (other folders are ignored). */
-async function readSuite(dir: string, field: string): Promise<SuiteIndex> {
+/** The swe-gen tasks of a suite folder: split, seed and program of each (other folders, and tasks of `skipSplit`, are ignored). */
+async function readSuite(dir: string, field: string, skipSplit?: Split): Promise<SuiteIndex> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => {
     throw invalidArg(field, `${JSON.stringify(dir)} cannot be read`, 'give a suite folder written by swerl tasks generate');
   });
   const tasks = [];
   const named = entries.flatMap((entry) => {
     const parsed = entry.isDirectory() ? parseTaskId(entry.name) : null;
-    return parsed ? [{ entry, parsed }] : [];
+    return parsed && parsed.split !== skipSplit ? [{ entry, parsed }] : [];
   });
   // in seed order, so that what is reported does not depend on the order of the folder
   named.sort((a, b) => streamSeed(a.parsed.split, a.parsed.seed) - streamSeed(b.parsed.split, b.parsed.seed));
@@ -148,16 +156,25 @@ export function sweGenSuiteIds(request: SweGenSuiteRequest = {}): string[] {
  * disjointFrom) a suite that would share a seed or a program with another, before writing.
  */
 export async function writeSweGenSuite(dir: string, request: SweGenSuiteRequest = {}): Promise<SweGenSuite> {
-  const { disjointFrom, ...rest } = request;
+  const { disjointFrom, dropShared = false, ...rest } = request;
   const options = parseSweGenSuiteOptions(rest, 'options');
   await assertWritable(dir, options.force);
   const taskOptions = taskOptionsOf(options);
-  const generated = Array.from({ length: options.count }, (_, i) => generateSweGenTask(options.split, options.firstSeed + i, taskOptions));
+  let generated = Array.from({ length: options.count }, (_, i) => generateSweGenTask(options.split, options.firstSeed + i, taskOptions));
+  const dropped: string[] = [];
   if (disjointFrom !== undefined) {
-    const ours = indexTasks(generated.map((t) => ({ id: t.id, split: t.metadata.split, seed: t.metadata.seed, program: t.files[`repo/${t.metadata.file}`]! })));
-    const shared = overlaps(ours, await readSuite(disjointFrom, 'disjointFrom'));
+    const index = (tasks: readonly GeneratedTask[]) => indexTasks(tasks.map((t) => ({ id: t.id, split: t.metadata.split, seed: t.metadata.seed, program: t.files[`repo/${t.metadata.file}`]! })));
+    const theirs = await readSuite(disjointFrom, 'disjointFrom', dropShared ? options.split : undefined);
+    if (dropShared) {
+      generated = generated.filter((t) => {
+        const keep = overlaps(index([t]), theirs).length === 0;
+        if (!keep) dropped.push(t.id);
+        return keep;
+      });
+    }
+    const shared = overlaps(index(generated), theirs);
     if (shared.length > 0) {
-      throw invalidArg('disjointFrom', `${JSON.stringify(disjointFrom)} overlaps the suite asked for in ${shared.length} task(s): ${shared.slice(0, 5).join('; ')}`, 'take other seeds, the other split, or larger programs');
+      throw invalidArg('disjointFrom', `${JSON.stringify(disjointFrom)} overlaps the suite asked for in ${shared.length} task(s): ${shared.slice(0, 5).join('; ')}`, 'take other seeds, the other split, or larger programs (or dropShared: leave them out)');
     }
   }
   await fs.mkdir(dir, { recursive: true });
@@ -165,5 +182,6 @@ export async function writeSweGenSuite(dir: string, request: SweGenSuiteRequest 
   for (const task of generated) paths.push(await writeTask(dir, task));
   const tasks: Task[] = [];
   for (const p of paths) tasks.push(await loadSwerlTaskFolder(p));
-  return { dir, paths, tasks, options, summary: summarize(generated, options, dir) };
+  const summary = summarize(generated, options, dir) + (dropped.length ? `; ${dropped.length} left out: their programs are in ${disjointFrom}` : '');
+  return { dir, paths, tasks, options, summary, dropped };
 }

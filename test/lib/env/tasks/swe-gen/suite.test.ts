@@ -72,4 +72,16 @@ t.test('suites that share a seed of a split, or a program, are told apart from d
   const smallHeldout = path.join(root, 'small-heldout');
   await writeSweGenSuite(smallHeldout, { ...small, split: 'heldout', firstSeed: pair![1], count: 1 });
   await t.rejects(assertSweGenSuitesDisjoint(smallTrain, smallHeldout), { message: /overlap in 1 task\(s\): gen-(py|js)-train-\d{6} and gen-(py|js)-heldout-\d{6} have the same program/ });
+
+  // dropShared: one folder for both splits, the held-out task whose program a train task has left out
+  const shared = path.join(root, 'shared');
+  await writeSweGenSuite(shared, { ...small, firstSeed: pair![0], count: 1 });
+  const kept = await writeSweGenSuite(shared, { ...small, split: 'heldout', firstSeed: pair![1] - 1, count: 3, disjointFrom: shared, dropShared: true, force: true });
+  t.equal(kept.dropped.length, 1, `left out: ${kept.dropped.join(', ')}`);
+  t.match(kept.dropped[0], new RegExp(`heldout-${String(pair![1]).padStart(6, '0')}$`));
+  t.equal(kept.tasks.length, 2, 'the others written');
+  t.notOk(existsSync(path.join(shared, kept.dropped[0]!)), 'the shared one not written');
+  t.match(kept.summary, /1 left out: their programs are in/);
+  const rerun = await writeSweGenSuite(shared, { ...small, split: 'heldout', firstSeed: pair![1] - 1, count: 3, disjointFrom: shared, dropShared: true, force: true });
+  t.same(rerun.tasks.map((x) => x.id), kept.tasks.map((x) => x.id), 'written again over itself: its own split is not compared');
 });
