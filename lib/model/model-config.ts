@@ -144,7 +144,7 @@ const ARCHITECTURES: Record<ModelType, string> = {
   llama: 'LlamaForCausalLM',
 };
 
-/** Built-in sizes for training from scratch with the byte tokenizer (vocabulary 265). */
+/** Built-in sizes for training from scratch, with the byte tokenizer (vocabulary 265) or one of model.tokenizer. */
 export const MODEL_PRESETS = {
   /** ~0.1 M parameters: tests and the CPU demo. */
   'qwen3-tiny': { hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16 },
@@ -152,6 +152,13 @@ export const MODEL_PRESETS = {
   'qwen3-small': { hidden_size: 256, intermediate_size: 768, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 },
   /** ~50 M parameters (with a 32k vocabulary). */
   'qwen3-50m': { hidden_size: 512, intermediate_size: 1536, num_hidden_layers: 10, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 64 },
+  /**
+   * ~1 M parameters with a 2k domain vocabulary: the reader of models/swe-reader (examples/pretrain-swe.ts).
+   * Heads of 64 and rope_theta 1e4, because copying needs sharp attention: heads of 16 (qwen3-tiny)
+   * under QK-norm cap a score at 4, and theta 1e6 barely turns over a few hundred tokens; with
+   * those, no copying formed in 20 CPU minutes, with these it forms in 2 (bench/README.md).
+   */
+  'qwen3-swe': { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 64, rope_theta: 10000 },
 } as const;
 export type ModelPreset = keyof typeof MODEL_PRESETS;
 
@@ -163,8 +170,8 @@ export function presetConfig(preset: ModelPreset, vocabSize: number): HfModelCon
     architectures: [ARCHITECTURES.qwen3],
     model_type: 'qwen3',
     vocab_size: vocabSize,
-    ...sizes,
     rope_theta: 1000000,
+    ...sizes,
     rms_norm_eps: 1e-6,
     tie_word_embeddings: true,
     attention_bias: false,

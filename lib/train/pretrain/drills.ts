@@ -29,6 +29,7 @@ import { countOccurrences } from '../../env/tools/common.js';
 import { fileView, replaceOnce, toolDescriptions, toolOutput } from '../../env/tools/index.js';
 import { ByteTokenizer } from '../../model/byte-tokenizer.js';
 import { ChatRenderer, type ChatMessage } from '../../model/chat-template.js';
+import type { Tokenizer } from '../../types/tokenizer.js';
 import { mixSeed, mulberry32 } from '../../util/random.js';
 
 export const DRILL_TURNS = ['lookup', 'edit', 'echo'] as const;
@@ -156,7 +157,16 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
   const rng = new Rng(mixSeed(seed, index, 0xd811));
   const { programs } = options;
   const { split, firstSeed, count, ...taskOptions } = programs;
-  const task: GeneratedTask = generateSweGenTask(split, firstSeed + rng.int(0, count - 1), taskOptions);
+  // A seed the options cannot make a task of (a bug kind that needs more lines, say) is passed
+  // over for another: a drill only reads the program. Options that make none are an error.
+  let task: GeneratedTask | undefined;
+  for (let attempt = 0; task === undefined; attempt++) {
+    try {
+      task = generateSweGenTask(split, firstSeed + rng.int(0, count - 1), taskOptions);
+    } catch (error) {
+      if (attempt >= 20) throw error;
+    }
+  }
   const meta = task.metadata;
   const source = task.files[`repo/${meta.file}`]!;
   const extension = meta.file.slice(meta.file.lastIndexOf('.'));
@@ -207,6 +217,26 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
   }
   messages.push({ role: 'assistant', content: formatTextAction('finish', { command: 'submit' }) });
   return { messages, taskId: task.id, file };
+}
+
+/**
+ * A repeated span, the canonical task that induction heads (the attention circuit that copies)
+ * form on: `<|im_start|>` a run of random ids of the tokenizer's vocabulary (no added token), a
+ * newline, and the same run again. Nothing in the first half can be predicted; everything in
+ * the second half can, by copying. A pure function of seed and index.
+ */
+export function repeatIds(tokenizer: Tokenizer, seed: number, index: number, length: { min: number; max: number }): number[] {
+  const rng = new Rng(mixSeed(seed, index, 0x5eba7));
+  const added = new Set(Object.values(tokenizer.specialTokens));
+  const ordinary = tokenizer.vocabSize - added.size;
+  const n = rng.int(length.min, length.max);
+  const span = Array.from({ length: n }, () => {
+    let id = rng.int(0, ordinary - 1);
+    while (added.has(id)) id = (id + 1) % tokenizer.vocabSize;
+    return id;
+  });
+  const start = tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
+  return [start, ...span, ...tokenizer.encode('\n'), ...span];
 }
 
 /** A drill as the text the chat template renders (ChatML, with the added tokens' text): a tokenizer corpus's document. */

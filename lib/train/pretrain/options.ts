@@ -1,15 +1,21 @@
 /** The training config's `pretrain` section: which reading drills a step is made of, and the copy probes. */
-import { invalidArg } from '../../errors.js';
+import { SwerlError, invalidArg } from '../../errors.js';
 import { BUG_KINDS } from '../../env/tasks/swe-gen/bugs.js';
 import { LANGUAGES } from '../../env/tasks/swe-gen/program.js';
 import { optionsParser } from '../../schema.js';
-import { DEFAULT_DRILLS, DRILL_TURNS, type DrillOptions } from './drills.js';
+import { DEFAULT_DRILLS, DRILL_TURNS, makeDrill, type DrillOptions } from './drills.js';
 
 export interface PretrainConfig {
   /** The drills' programs, turns and mix (drills.ts); the split is always train. */
   drills: DrillOptions;
   /** Drills per optimizer step. */
   sequencesPerStep: number;
+  /**
+   * Repeated spans of random ids (drills.ts repeatIds): the first `warmupSteps` steps are
+   * `warmupSequences` of them and nothing else, until the copying circuit forms; afterwards
+   * `sequencesPerStep` of them join each step's drills, so it stays.
+   */
+  repeats: { warmupSteps: number; warmupSequences: number; sequencesPerStep: number; length: { min: number; max: number } };
   /** Copy probes on held-out programs: every this many steps (0: after the last only), this many of each kind. */
   probes: { every: number; count: number; seed: number };
 }
@@ -57,6 +63,17 @@ const parse = optionsParser<PretrainConfig>({
       },
     },
     sequencesPerStep: { type: 'integer', minimum: 1, maximum: 100_000, default: 8 },
+    repeats: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        warmupSteps: { type: 'integer', minimum: 0, maximum: 10_000_000, default: 600 },
+        warmupSequences: { type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
+        sequencesPerStep: { type: 'integer', minimum: 0, maximum: 100_000, default: 16 },
+        length: { ...RANGE(4096), default: { min: 8, max: 64 } },
+      },
+    },
     probes: {
       type: 'object',
       additionalProperties: false,
@@ -77,11 +94,19 @@ export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'):
   const { drills } = options;
   drills.mix = { ...DEFAULT_DRILLS.mix, ...drills.mix };
   if (Object.values(drills.mix).every((w) => w === 0)) throw invalidArg(`${field}.drills.mix`, 'gives every turn kind weight 0', `give one of ${DRILL_TURNS.join(', ')} a positive weight`);
-  for (const [name, range] of [['turns', drills.turns], ['echoWords', drills.echoWords], ['programs.functions', drills.programs.functions], ['programs.lines', drills.programs.lines]] as const)
-    if (range && range.min > range.max) throw invalidArg(`${field}.drills.${name}`, `has min ${range.min} > max ${range.max}`);
+  for (const [name, range] of [['drills.turns', drills.turns], ['drills.echoWords', drills.echoWords], ['drills.programs.functions', drills.programs.functions], ['drills.programs.lines', drills.programs.lines], ['repeats.length', options.repeats.length]] as const)
+    if (range && range.min > range.max) throw invalidArg(`${field}.${name}`, `has min ${range.min} > max ${range.max}`);
+  if (options.repeats.length.min < 1) throw invalidArg(`${field}.repeats.length.min`, 'must be at least 1');
   if (drills.programs.functions && drills.programs.functions.min < 1) throw invalidArg(`${field}.drills.programs.functions.min`, 'must be at least 1');
   if (drills.turns.max > drills.maxSteps - 2)
     throw invalidArg(`${field}.drills.turns.max`, `(${drills.turns.max}) leaves no step for the first view and finish within maxSteps ${drills.maxSteps}`, `lower it to ${drills.maxSteps - 2}, or raise maxSteps`);
   drills.programs = { ...drills.programs, split: 'train' };
+  // Programs the generator cannot make are found now, not after the model has loaded.
+  try {
+    makeDrill(0, 0, drills);
+  } catch (error) {
+    if (error instanceof SwerlError) throw invalidArg(`${field}.drills.programs`, error.message.replace(/^options /, ''));
+    throw error;
+  }
   return options;
 }

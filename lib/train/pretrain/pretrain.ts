@@ -23,7 +23,8 @@ import { sftStartingPoint } from '../sft/policy.js';
 import { openTracker, type Tracker } from '../tracking/index.js';
 import type { TrainHooks, TrainSummary } from '../trainer.js';
 import { formatDuration } from '../../util/progress.js';
-import { makeDrill, type DrillOptions } from './drills.js';
+import { makeDrill, repeatIds, type DrillOptions } from './drills.js';
+import type { PretrainConfig } from './options.js';
 import { PROBE_KINDS, runCopyProbes, type ProbeResult } from './probes.js';
 
 export interface PretrainSummary extends TrainSummary {
@@ -31,13 +32,35 @@ export interface PretrainSummary extends TrainSummary {
   probes?: ProbeResult['rates'];
 }
 
-/** Drill `index` of the run as a training example: every token trained but the first. */
-export function drillExample(tokenizer: Tokenizer, seed: number, index: number, drills: DrillOptions): SftExample {
-  const renderer = new ChatRenderer(tokenizer, { enableThinking: false }).append(...makeDrill(seed, index, drills).messages);
-  const tokens = renderer.ids;
+/** Every token trained but the first. */
+function everyToken(ids: ArrayLike<number>, id: string): SftExample {
+  const tokens = Int32Array.from(ids);
   const mask = new Uint8Array(tokens.length).fill(1);
   mask[0] = 0;
-  return { tokens, mask, source: 'drills', id: `drill-${seed}-${index}` };
+  return { tokens, mask, source: 'drills', id };
+}
+
+/** Drill `index` of the run as a training example. */
+export function drillExample(tokenizer: Tokenizer, seed: number, index: number, drills: DrillOptions): SftExample {
+  const renderer = new ChatRenderer(tokenizer, { enableThinking: false }).append(...makeDrill(seed, index, drills).messages);
+  return everyToken(renderer.ids, `drill-${seed}-${index}`);
+}
+
+/**
+ * Step `step`'s examples: repeated spans alone during the repeats' warm-up, then the step's
+ * drills and repeats. A pure function of the seed and the step (a resumed run sees what the
+ * uninterrupted one would have).
+ */
+export function stepExamples(tokenizer: Tokenizer, seed: number, step: number, options: PretrainConfig): SftExample[] {
+  const { repeats } = options;
+  const repeat = (i: number) => everyToken(repeatIds(tokenizer, seed, i, repeats.length), `repeat-${seed}-${i}`);
+  if (step <= repeats.warmupSteps) return Array.from({ length: repeats.warmupSequences }, (_, j) => repeat((step - 1) * repeats.warmupSequences + j));
+  const after = step - repeats.warmupSteps - 1;
+  const firstRepeat = repeats.warmupSteps * repeats.warmupSequences + after * repeats.sequencesPerStep;
+  return [
+    ...Array.from({ length: options.sequencesPerStep }, (_, j) => drillExample(tokenizer, seed, after * options.sequencesPerStep + j, options.drills)),
+    ...Array.from({ length: repeats.sequencesPerStep }, (_, j) => repeat(firstRepeat + j)),
+  ];
 }
 
 export function pretrainCharts(rows: readonly Record<string, unknown>[]): Chart[] {
@@ -105,14 +128,14 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
         stoppedEarly = true;
         break;
       }
-      const batch = Array.from({ length: options.sequencesPerStep }, (_, j) => drillExample(policy.tokenizer, run.seed, (step - 1) * options.sequencesPerStep + j, options.drills));
+      const batch = stepExamples(policy.tokenizer, run.seed, step, options);
       const stepStarted = performance.now();
       const result = await sftStep(policy, batch);
       const metrics: Record<string, unknown> = {
         step,
         loss: { nll: result.nll, gradNorm: result.gradNorm, lr: result.lr, entropy: result.entropy },
         tokens: { total: result.tokens, trained: result.trainedTokens },
-        drills: step * options.sequencesPerStep,
+        drills: Math.max(0, step - options.repeats.warmupSteps) * options.sequencesPerStep,
       };
       const probeNow = step === run.steps || (options.probes.every > 0 && step % options.probes.every === 0);
       if (probeNow) {

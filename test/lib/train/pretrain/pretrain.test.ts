@@ -1,0 +1,114 @@
+/**
+ * pretrain() as a run: train() and `swerl pretrain` dispatch a config with a pretrain section to
+ * it; each step is a pure function of the seed and the step (repeats alone during their warm-up,
+ * then drills and repeats), so a run stopped and resumed ends with the weights of one run
+ * straight through; metrics carry the copy probes; a config that cannot run is refused when it
+ * loads, by field.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import t from 'tap';
+
+import { trainBpe } from '../../../../lib/model/bpe-train.js';
+import { tokenizerFromFiles } from '../../../../lib/model/hf-tokenizer.js';
+import { NativePolicy } from '../../../../lib/model/native-policy.js';
+import { resolvePretrainConfig, resolveTrainConfig } from '../../../../lib/train/config.js';
+import { DEFAULT_DRILLS, drillText, repeatIds } from '../../../../lib/train/pretrain/drills.js';
+import { stepExamples } from '../../../../lib/train/pretrain/pretrain.js';
+import { train } from '../../../../lib/train/trainer.js';
+import { runCli } from '../../../../lib/cli/program.js';
+
+const root = t.testdir({ tokenizer: {} });
+const tokenizerDir = path.join(root, 'tokenizer');
+const bpe = trainBpe(Array.from({ length: 120 }, (_, i) => drillText(9, i, DEFAULT_DRILLS)), { vocabSize: 600 });
+for (const [name, text] of Object.entries(bpe.files)) writeFileSync(path.join(tokenizerDir, name), text);
+const tokenizer = tokenizerFromFiles(bpe.files);
+
+const config = (dir: string, run: object = {}, pretrain: object = {}) => ({
+  run: { dir, steps: 4, seed: 3, checkpointEvery: 2, keepCheckpoints: 5, progress: 'none', ...run },
+  model: { preset: 'qwen3-tiny', tokenizer: tokenizerDir, threads: 1 },
+  optimizer: { lr: 3e-3, warmupSteps: 1, schedule: 'cosine' },
+  pretrain: {
+    sequencesPerStep: 2,
+    drills: { turns: { min: 1, max: 2 }, programs: { functions: { min: 1, max: 1 }, lines: { min: 4, max: 10 } } },
+    repeats: { warmupSteps: 2, warmupSequences: 4, sequencesPerStep: 2, length: { min: 4, max: 12 } },
+    probes: { every: 0, count: 2, seed: 1 },
+    ...pretrain,
+  },
+});
+
+t.test('a step\'s examples: repeats alone in the warm-up, then drills and repeats; pure in seed and step', async (t) => {
+  const options = resolvePretrainConfig(config(path.join(root, 'x'))).pretrain;
+  const warm = stepExamples(tokenizer, 3, 1, options);
+  t.equal(warm.length, 4, 'warmupSequences repeats');
+  for (const e of warm) {
+    const ids = Array.from(e.tokens);
+    const newline = tokenizer.encode('\n');
+    const half = (ids.length - 1 - newline.length) / 2;
+    t.same(ids.slice(1, 1 + half), ids.slice(1 + half + newline.length), 'the span, then the same span');
+    t.ok(half >= 4 && half <= 12, `${half} ids`);
+    t.notOk(ids.slice(1).some((id) => Object.values(tokenizer.specialTokens).includes(id) && !newline.includes(id)), 'no added token inside');
+    t.equal(e.mask[0], 0);
+    t.ok(e.mask.slice(1).every((m) => m === 1), 'every token trained');
+  }
+  const later = stepExamples(tokenizer, 3, 3, options);
+  t.equal(later.length, 4, 'sequencesPerStep drills + repeats.sequencesPerStep');
+  t.match(later[0]!.id, /^drill-3-0$/);
+  t.match(later[2]!.id, /^repeat-3-8$/, 'repeat numbering goes on after the warm-up\'s 8');
+  t.same(stepExamples(tokenizer, 3, 3, options).map((e) => Array.from(e.tokens)), later.map((e) => Array.from(e.tokens)), 'the same seed and step, the same examples');
+  t.not(JSON.stringify(Array.from(stepExamples(tokenizer, 4, 3, options)[0]!.tokens)), JSON.stringify(Array.from(later[0]!.tokens)), 'another seed, others');
+  t.same(repeatIds(tokenizer, 1, 2, { min: 5, max: 5 }), repeatIds(tokenizer, 1, 2, { min: 5, max: 5 }));
+});
+
+t.test('a run: metrics with probes; stopped after step 2 and resumed, the weights of a run straight through', async (t) => {
+  const straight = path.join(root, 'straight');
+  const summary = await train(config(straight, {}, { probes: { every: 2, count: 2, seed: 1 } }));
+  t.equal(summary.steps, 4);
+  const rows = readFileSync(path.join(straight, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.equal(rows.length, 4);
+  t.ok(rows.every((r) => Number.isFinite(r.loss.nll) && r.tokens.trained > 0));
+  t.same(Object.keys(rows[1].probes).sort(), ['line', 'path', 'pathMadeUp', 'quote'], 'probes at step 2');
+  t.ok(rows[3].probes && rows[0].probes === undefined, 'and at the last step only');
+  t.same(rows.map((r) => r.drills), [0, 0, 2, 4], 'drills begin after the repeats\' warm-up');
+
+  const halves = path.join(root, 'halves');
+  await train(config(halves, { steps: 2 }));
+  const resumed = await train(config(halves, { steps: 4, resume: true }));
+  t.equal(resumed.steps, 4);
+  const a = await NativePolicy.load(summary.checkpoint!, { threads: 1 });
+  const b = await NativePolicy.load(resumed.checkpoint!, { threads: 1 });
+  const ids = tokenizer.encode('def total(xs):\n    return 0\n');
+  const [la] = await a.logprobs([ids]);
+  const [lb] = await b.logprobs([ids]);
+  t.same(Array.from(lb!), Array.from(la!), 'bit for bit');
+  t.equal(a.config.native.vocabSize, 600, 'the tokenizer\'s vocabulary');
+  a.dispose();
+  b.dispose();
+});
+
+t.test('swerl pretrain runs a config, and refuses one without a pretrain section', async (t) => {
+  const file = path.join(root, 'cli.json');
+  writeFileSync(file, JSON.stringify(config(path.join(root, 'cli'), { steps: 3 })));
+  t.equal(await runCli(['pretrain', file]), 0);
+  const sft = path.join(root, 'sft.json');
+  writeFileSync(sft, JSON.stringify({ run: { dir: path.join(root, 'no') }, model: { preset: 'qwen3-tiny' } }));
+  t.equal(await runCli(['pretrain', sft]), 2, 'a usage error');
+});
+
+t.test('configs that cannot run are refused when they load', async (t) => {
+  const dir = path.join(root, 'bad');
+  const bad = (pretrain: object, extra: Record<string, unknown> = {}) => () => resolvePretrainConfig({ ...config(dir, {}, pretrain), ...extra });
+  t.throws(bad({ drills: { mix: { lookup: 0, edit: 0, echo: 0 } } }), { code: 'ERR_SWERL_INVALID_ARG', message: /config.pretrain.drills.mix gives every turn kind weight 0/ });
+  t.throws(bad({ drills: { turns: { min: 3, max: 2 } } }), /config.pretrain.drills.turns has min 3 > max 2/);
+  t.throws(bad({ drills: { turns: { min: 1, max: 9 } } }), /config.pretrain.drills.turns.max \(9\) leaves no step for the first view and finish within maxSteps 6/);
+  t.throws(bad({ repeats: { length: { min: 0, max: 4 } } }), /config.pretrain.repeats.length.min must be at least 1/);
+  t.throws(bad({ drills: { programs: { split: 'heldout' } } }), /config.pretrain.drills.programs.split is not a known option/);
+  t.throws(bad({ sequencesPerStep: 0 }), /config.pretrain.sequencesPerStep must be >= 1/);
+  t.throws(bad({ probes: { every: -1 } }), /config.pretrain.probes.every must be >= 0/);
+  t.throws(bad({ drills: { programs: { lines: { min: 1, max: 2 } } } }), /config.pretrain.drills.programs allow no \w+ task/, 'programs no generator can make');
+  t.throws(bad({}, { sft: { data: ['x'] } }), /config.pretrain and config.sft make two jobs of one config/);
+  t.throws(() => resolveTrainConfig({ ...config(dir), tasks: { kind: 'frozenlake' } }), /config.pretrain makes this a pretraining config/);
+  t.throws(() => resolvePretrainConfig({ ...config(dir), model: { path: dir, tokenizer: tokenizerDir } }), /config.model.tokenizer goes with preset/);
+  await t.rejects(train({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: path.join(root, 'missing') } }), { code: 'ERR_SWERL_TOKENIZER', message: /missing\/tokenizer.json does not exist/ });
+});
