@@ -2,12 +2,13 @@
  * Hugging Face tokenizers (tokenizer.json + tokenizer_config.json) through
  * @huggingface/tokenizers, HF's pure-JS implementation: no native code, never contacts the hub.
  */
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { Tokenizer as HfJsTokenizer } from '@huggingface/tokenizers';
 
-import { SwerlError } from '../errors.js';
+import { SwerlError, invalidArg } from '../errors.js';
 import type { DecodeOptions, Tokenizer } from '../types/tokenizer.js';
 
 const TOKENIZER_FILE = 'tokenizer.json';
@@ -136,6 +137,31 @@ class HfTokenizer implements Tokenizer {
   toFiles(): Record<string, string> {
     return { ...this.#files };
   }
+}
+
+/**
+ * Checks, synchronously and without loading it, that `dir` holds a byte-level BPE tokenizer.json
+ * (what `swerl tokenizer train` writes, and what a model trained from scratch needs: every byte
+ * has an id); `field` names the setting in the error.
+ */
+export function assertBpeTokenizerFolder(dir: string, field: string): void {
+  const file = path.join(dir, TOKENIZER_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw invalidArg(field, `names ${dir}, which has no readable tokenizer.json (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'make one with swerl tokenizer train DIR --drills 3000, or point at a model directory that has one');
+  }
+  let value: { model?: { type?: unknown; vocab?: unknown } ; pre_tokenizer?: unknown };
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch (error) {
+    throw invalidArg(field, `names ${file}, which is not valid JSON (${(error as Error).message})`, 'train it again: swerl tokenizer train');
+  }
+  const type = value?.model?.type;
+  if (type !== 'BPE') throw invalidArg(field, `names ${file}, whose model is ${JSON.stringify(type ?? null)}, not BPE`, 'a model trained from scratch takes a byte-level BPE tokenizer: swerl tokenizer train makes one');
+  if (!JSON.stringify(value.pre_tokenizer ?? null).includes('ByteLevel'))
+    throw invalidArg(field, `names ${file}, a BPE that is not byte-level (no ByteLevel pre-tokenizer): some text would have no ids`, 'swerl tokenizer train makes a byte-level one');
 }
 
 /**

@@ -14,6 +14,7 @@ import { didYouMean } from '../util/nearest.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
 import { LOSS_FIELDS } from '../math/policy-loss.js';
 import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
+import { assertBpeTokenizerFolder } from '../model/hf-tokenizer.js';
 import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
 import { resolvePretrainOptions, type PretrainConfig } from './pretrain/options.js';
@@ -489,6 +490,7 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
   if (model.tokenizer !== undefined) {
     if (model.preset === undefined) throw invalidArg('config.model.tokenizer', 'goes with preset (a model from scratch); a model directory (path) reads its own tokenizer.json', 'remove it');
     model.tokenizer = path.resolve(baseDir, model.tokenizer);
+    assertBpeTokenizerFolder(model.tokenizer, 'config.model.tokenizer');
   }
 
   const optimizer = parseOptimizer(section(raw, 'optimizer'), 'config.optimizer');

@@ -1,6 +1,6 @@
 /**
- * The tokenizer a run trained with, found from what the run directory holds: the byte-level
- * tokenizer of the built-in presets, else the newest checkpoint's tokenizer files (they travel
+ * The tokenizer a run trained with, found from what the run directory holds: a preset's
+ * tokenizer folder or, without one, the byte-level tokenizer, else the newest checkpoint's tokenizer files (they travel
  * with the run), else the model directory the config names.
  */
 import { existsSync } from 'node:fs';
@@ -20,9 +20,12 @@ export interface RunTokenizer {
 interface ModelConfig {
   preset?: string;
   path?: string;
+  /** A preset's own tokenizer folder (model.tokenizer). */
+  tokenizer?: string;
 }
 
 export async function runTokenizer(dir: string, model: ModelConfig | undefined): Promise<RunTokenizer> {
+  if (model?.preset !== undefined && model.tokenizer !== undefined) return { tokenizer: await loadTokenizer(model.tokenizer), source: model.tokenizer };
   if (model?.preset !== undefined) return { tokenizer: new ByteTokenizer(), source: `byte-level (preset ${model.preset})` };
   const run = new RunDirectory(dir);
   const checkpoints = (await run.checkpointSteps()).map((step) => run.checkpointDir(step)).reverse();

@@ -31,25 +31,35 @@ export class AdversarialTally {
   /**
    * Runs one case. `run` returns normally ('accepted' by default, or the Outcome it returns
    * when it judged a refusal itself, e.g. a 400 from a server) or throws: a SwerlError is a
-   * clean error, anything else a crash. Taking longer than `boundMs` is a crash too.
+   * clean error, anything else a crash. Taking longer than `boundMs` three times running is a crash too.
    */
   async case(name: string, run: () => Outcome | void | Promise<Outcome | void>, boundMs: number): Promise<CaseResult> {
-    const start = performance.now();
-    let result: CaseResult;
-    try {
-      const outcome = (await run()) ?? 'accepted';
-      result = { name, outcome, ms: performance.now() - start };
-    } catch (error) {
-      const ms = performance.now() - start;
-      result = error instanceof SwerlError && typeof error.code === 'string'
-        ? { name, outcome: 'clean-error', ms, detail: error.message }
-        : { name, outcome: 'crash', ms, detail: String((error as Error)?.stack ?? error) };
+    let result = await this.#once(name, run);
+    // Over the bound once may be the machine (a GC, another job on the cores); a case that is
+    // slow by its nature (a backtracking pattern, a quadratic loop) is slow every time. So a slow
+    // case runs twice more and keeps its fastest time: it is a crash when all three are over.
+    for (let retry = 0; retry < 2 && result.outcome !== 'crash' && result.ms > boundMs; retry++) {
+      const again = await this.#once(name, run);
+      if (again.outcome === 'crash' || again.ms < result.ms) result = again;
     }
     if (result.outcome !== 'crash' && result.ms > boundMs) {
-      result = { ...result, outcome: 'crash', detail: `took ${result.ms.toFixed(1)} ms, bound ${boundMs} ms` };
+      result = { ...result, outcome: 'crash', detail: `took ${result.ms.toFixed(1)} ms (fastest of 3), bound ${boundMs} ms` };
     }
     this.results.push(result);
     return result;
+  }
+
+  async #once(name: string, run: () => Outcome | void | Promise<Outcome | void>): Promise<CaseResult> {
+    const start = performance.now();
+    try {
+      const outcome = (await run()) ?? 'accepted';
+      return { name, outcome, ms: performance.now() - start };
+    } catch (error) {
+      const ms = performance.now() - start;
+      return error instanceof SwerlError && typeof error.code === 'string'
+        ? { name, outcome: 'clean-error', ms, detail: error.message }
+        : { name, outcome: 'crash', ms, detail: String((error as Error)?.stack ?? error) };
+    }
   }
 
   get counts(): { cases: number; cleanErrors: number; crashes: number; longestMs: number } {

@@ -12,12 +12,14 @@
  * sandbox to maxProcesses processes, so memory is bounded by memoryBytes x maxProcesses and
  * disk by nothing but the host. `describeBounds()` says which applies.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
+import { runToCompletion } from './spawner.js';
 
 const IS_ROOT = process.getuid?.() === 0;
 const CGROUP = '/sys/fs/cgroup';
@@ -100,15 +102,15 @@ function probeCgroups(): LocalBounds['memory'] {
  * Runs a host command without blocking the event loop (hundreds of sandboxes are made at once,
  * beside the decode loop); a failure is a sandbox error naming it.
  */
-export function runHostCommand(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const fail = (why: string) => reject(new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${why.trim()}`));
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (error) => fail(error.message));
-    child.on('close', (code) => (code === 0 ? resolve() : fail(stderr)));
-  });
+export async function runHostCommand(command: string, args: string[]): Promise<void> {
+  const fail = (why: string) => new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${why.trim()}`);
+  let result: { code: number | null; stderr: string };
+  try {
+    result = await runToCompletion(command, args);
+  } catch (error) {
+    throw fail((error as Error).message);
+  }
+  if (result.code !== 0) throw fail(result.stderr);
 }
 
 /**
@@ -178,7 +180,10 @@ export function unmountOrphanDisks(): void {
 export interface SandboxCgroup {
   /** Files a process writes its pid to, to join (writable by the sandbox's uid). */
   procs: string[];
+  /** At exit (no event loop left to wait on). */
   remove(): void;
+  /** In a running process: waits for the kernel to let go without blocking the event loop. */
+  removeAsync(): Promise<void>;
 }
 
 /** A cgroup with the sandbox's memory and process bounds, or null where there is none. */
@@ -187,6 +192,7 @@ export function createCgroup(id: string, memoryBytes: number, maxProcesses: numb
   const dirs = cgroupDirsOf(id, bounds);
   for (const dir of dirs) mkdirSync(dir);
   const remove = () => removeCgroups(dirs);
+  const removeAsync = () => removeCgroupsAsync(dirs);
   try {
     if (bounds.memory === 'cgroup-v2') {
       writeFileSync(`${dirs[0]}/memory.max`, String(memoryBytes));
@@ -200,7 +206,7 @@ export function createCgroup(id: string, memoryBytes: number, maxProcesses: numb
     const procs = dirs.map((dir) => `${dir}/cgroup.procs`);
     // The sandbox's own uid moves its command in; it can write no other cgroup's file.
     for (const file of procs) chownSync(file, uid, uid);
-    return { procs, remove };
+    return { procs, remove, removeAsync };
   } catch (error) {
     remove();
     throw new SwerlError('ERR_SWERL_SANDBOX', `could not set up the sandbox's cgroup: ${(error as Error).message}`);
@@ -216,6 +222,25 @@ export function removeCgroups(dirs: string[]): void {
         rmdirSync(dir);
       } catch {
         spawnSync('sleep', ['0.02']);
+      }
+    }
+  }
+}
+
+/**
+ * removeCgroups without blocking: each retry waits on a timer, so the other sandboxes' work
+ * goes on meanwhile (a 20 ms sleep per try, blocking, held every episode's tools up: the event
+ * loop of a rollout run stood still ~60 ms on average).
+ */
+export async function removeCgroupsAsync(dirs: string[]): Promise<void> {
+  for (const dir of dirs) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        await fs.rmdir(dir);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
   }

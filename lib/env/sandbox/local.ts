@@ -16,7 +16,7 @@
  *   <id>/tmp/        the sandbox's /tmp
  *   .uids/<uid>      a claim on a host uid, so that concurrent runs never share one
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -28,6 +28,7 @@ import { track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
+import { spawnProcess } from './spawner.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
 import { OWN_START, ownerAlive } from './owner.js';
@@ -400,9 +401,15 @@ export class LocalSandboxBackend implements SandboxBackend {
   }
 }
 
+/** A command in flight: its pid once started, and when it is over. */
+interface RunningCommand {
+  pid: Promise<number>;
+  exit: Promise<void>;
+}
+
 class LocalSandbox implements Sandbox {
   destroyed = false;
-  private readonly running = new Set<ChildProcess>();
+  private readonly running = new Set<RunningCommand>();
   private readonly untrack: () => void;
   private readonly env: Record<string, string>;
 
@@ -431,36 +438,50 @@ class LocalSandbox implements Sandbox {
     // wrapper that injects variables into every spawn) reaches the command.
     const environment = Object.entries({ ...this.env, ...options.env, SWERL_SANDBOX: this.id }).flatMap(([k, v]) => ['--setenv', k, v]);
     const [program, ...args] = this.commandLine();
-    const child = spawn(program!, [...args, '--clearenv', ...environment, '--chdir', cwd, 'sh', '-c', command], {
-      detached: true, // its own process group, killed as one
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: SANDBOX_PATH, SWERL_SANDBOX: this.id },
-      // As root: the sandbox's own uid (libuv also drops the supplementary groups).
-      ...(IS_ROOT ? { uid: this.uid, gid: this.uid } : {}),
-    });
-    this.running.add(child);
+    let pid: number | undefined;
+    let stopRequested = false;
+    const stop = () => {
+      stopRequested = true;
+      if (pid !== undefined) killGroup(pid);
+    };
+    // From a helper process (spawner.ts): a fork of this one, model and all, would hold the event loop.
+    const child = spawnProcess(
+      {
+        program: program!,
+        args: [...args, '--clearenv', ...environment, '--chdir', cwd, 'sh', '-c', command],
+        detached: true, // its own process group, killed as one
+        env: { PATH: SANDBOX_PATH, SWERL_SANDBOX: this.id },
+        // As root: the sandbox's own uid (libuv also drops the supplementary groups).
+        ...(IS_ROOT ? { uid: this.uid, gid: this.uid } : {}),
+        stdin: options.stdin ?? '',
+      },
+      { stdout: (d) => output.push('stdout', d) || stop(), stderr: (d) => output.push('stderr', d) || stop() },
+    );
+    const running: RunningCommand = { pid: child.pid, exit: child.exit.then(() => undefined, () => undefined) };
+    this.running.add(running);
     return new Promise((resolve, reject) => {
       let timedOut = false;
-      const stop = () => killGroup(child.pid!);
       const timer = setTimeout(() => {
         timedOut = true;
         stop();
       }, timeoutMs);
-      child.stdout!.on('data', (d: Buffer) => output.push('stdout', d) || stop());
-      child.stderr!.on('data', (d: Buffer) => output.push('stderr', d) || stop());
-      child.stdin!.on('error', () => undefined); // the command may exit without reading stdin
-      child.stdin!.end(options.stdin ?? '');
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        this.running.delete(child);
-        reject(new SwerlError('ERR_SWERL_SANDBOX', `could not start the sandbox command: ${error.message}`));
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        this.running.delete(child);
-        const signalNumber = signal ? (os.constants.signals[signal] ?? 0) : 0;
-        resolve(execResult(output, { exitCode: timedOut ? -1 : (code ?? 128 + signalNumber), timedOut, startedAt: started }));
-      });
+      child.pid.then((p) => {
+        pid = p;
+        if (stopRequested) killGroup(p);
+      }, () => undefined);
+      child.exit.then(
+        ({ code, signal }) => {
+          clearTimeout(timer);
+          this.running.delete(running);
+          const signalNumber = signal ? (os.constants.signals[signal] ?? 0) : 0;
+          resolve(execResult(output, { exitCode: timedOut ? -1 : (code ?? 128 + signalNumber), timedOut, startedAt: started }));
+        },
+        (error: Error) => {
+          clearTimeout(timer);
+          this.running.delete(running);
+          reject(new SwerlError('ERR_SWERL_SANDBOX', `could not start the sandbox command: ${error.message}`));
+        },
+      );
     });
   }
 
@@ -475,10 +496,10 @@ class LocalSandbox implements Sandbox {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
-    const closing = [...this.running].map((child) => new Promise((resolve) => child.once('close', resolve)));
-    for (const child of this.running) killGroup(child.pid!);
-    await Promise.all(closing);
-    this.confinement.cgroup?.remove();
+    const running = [...this.running];
+    for (const command of running) void command.pid.then(killGroup, () => undefined);
+    await Promise.all(running.map((command) => command.exit));
+    await this.confinement.cgroup?.removeAsync();
     await unmountDiskAsync(this.id);
     const doomed = retire(this.dir);
     // Released while the folder still exists: a claim never outlives its sandbox's folder, so
@@ -490,7 +511,9 @@ class LocalSandbox implements Sandbox {
 
   destroySync(): void {
     this.destroyed = true;
-    for (const child of this.running) killGroup(child.pid!);
+    // At exit: the helpers' channels close with this process and they kill their groups; the
+    // sandbox's processes found by their environment are killed here too.
+    for (const pid of sandboxProcesses((id) => id === this.id)) killGroup(pid);
     this.confinement.cgroup?.remove();
     unmountDisk(this.id);
     const doomed = retire(this.dir);

@@ -5,7 +5,7 @@
  * straight through; metrics carry the copy probes; a config that cannot run is refused when it
  * loads, by field.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import t from 'tap';
@@ -110,5 +110,17 @@ t.test('configs that cannot run are refused when they load', async (t) => {
   t.throws(bad({}, { sft: { data: ['x'] } }), /config.pretrain and config.sft make two jobs of one config/);
   t.throws(() => resolveTrainConfig({ ...config(dir), tasks: { kind: 'frozenlake' } }), /config.pretrain makes this a pretraining config/);
   t.throws(() => resolvePretrainConfig({ ...config(dir), model: { path: dir, tokenizer: tokenizerDir } }), /config.model.tokenizer goes with preset/);
-  await t.rejects(train({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: path.join(root, 'missing') } }), { code: 'ERR_SWERL_TOKENIZER', message: /missing\/tokenizer.json does not exist/ });
+  await t.rejects(train({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: path.join(root, 'missing') } }), { code: 'ERR_SWERL_INVALID_ARG', message: /config.model.tokenizer names .*missing, which has no readable tokenizer.json \(ENOENT\); make one with swerl tokenizer train/ });
+  const wordPiece = path.join(root, 'wordpiece');
+  mkdirSync(wordPiece);
+  writeFileSync(path.join(wordPiece, 'tokenizer.json'), JSON.stringify({ model: { type: 'WordPiece', vocab: { '[UNK]': 0 } } }));
+  t.throws(() => resolvePretrainConfig({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: wordPiece } }), /config.model.tokenizer names .*wordpiece\/tokenizer.json, whose model is "WordPiece", not BPE/);
+  const notByteLevel = path.join(root, 'plain-bpe');
+  mkdirSync(notByteLevel);
+  writeFileSync(path.join(notByteLevel, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: [] }, pre_tokenizer: { type: 'Whitespace' } }));
+  t.throws(() => resolvePretrainConfig({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: notByteLevel } }), /a BPE that is not byte-level/);
+  const broken = path.join(root, 'broken');
+  mkdirSync(broken);
+  writeFileSync(path.join(broken, 'tokenizer.json'), '{"model": ');
+  t.throws(() => resolvePretrainConfig({ ...config(dir), model: { preset: 'qwen3-tiny', tokenizer: broken } }), /broken\/tokenizer.json, which is not valid JSON/);
 });
