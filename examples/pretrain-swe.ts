@@ -46,7 +46,9 @@ const { corpus, vocabSize } = TOKENIZER;
 // 1. The tokenizer, from drills of train-split programs (their own seed, never a training drill's).
 const tokenizerDir = path.join(runDir, 'tokenizer');
 await mkdir(tokenizerDir, { recursive: true });
-const drills = resolvePretrainConfig({ ...raw, run: { ...raw.run, dir: runDir } }).pretrain.drills;
+// (The config's tokenizer is the one trained here: read the drill options without it.)
+const { tokenizer: _trainedBelow, ...modelWithoutTokenizer } = raw.model;
+const drills = resolvePretrainConfig({ ...raw, run: { ...raw.run, dir: runDir }, model: modelWithoutTokenizer }).pretrain.drills;
 const trained = trainBpe(Array.from({ length: corpus }, (_, i) => drillText(raw.run.seed + 1_000_003, i, drills)), { vocabSize });
 for (const [name, text] of Object.entries(trained.files)) await writeFileAtomic(path.join(tokenizerDir, name), text);
 console.log(`tokenizer: ${trained.vocabSize} ids (${trained.merges} merges) from ${corpus} drills (${minutes().toFixed(1)} min)`);

@@ -20,7 +20,7 @@
  * advances on train-seed dev slices. Everything goes to <dir>/demo.json and <dir>/demo.svg; each
  * phase is a train() run of its own config.json.
  *
- *   npm run demo:swe [-- --quick] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
+ *   npm run demo:swe [-- --quick | --size small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  */
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -49,6 +49,7 @@ import { packageInfo } from '../lib/util/package-info.js';
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
+    size: { type: 'string' },
     seed: { type: 'string' },
     seeds: { type: 'string' },
     model: { type: 'string' },
@@ -67,10 +68,19 @@ const device = args.device ?? (native().buildInfo().cuda ? 'cuda' : 'cpu');
 if (device !== 'cpu' && !/^cuda(:\d+)?$/.test(device)) throw new Error(`--device is ${device}; use cpu or cuda`);
 const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
 
-/** Each phase's budget: the full demo, or --quick (a smoke run of a few minutes). */
-const SIZE = quick
-  ? { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2 }
-  : { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 6, rlTasks: 8, rlSamples: 8 };
+/**
+ * Each phase's budget: --size full (the measurement: 300 held-out tasks), small (100 held-out
+ * tasks, fewer of everything: under an hour a seed on 2 cores), or quick (--quick: a smoke run of
+ * a few minutes, too short to learn anything).
+ */
+const SIZES = {
+  quick: { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2, checkEvery: 1 },
+  small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 4, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
+  full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 6, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
+};
+const sizeName = quick ? 'quick' : (args.size ?? 'full');
+if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
+const SIZE = SIZES[sizeName as keyof typeof SIZES];
 
 /** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
 const KNOBS = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
@@ -82,7 +92,7 @@ const CURRICULUM: CurriculumConfig = {
   ],
   advanceAt: 0.5,
   devTasks: SIZE.dev,
-  checkEvery: 1,
+  checkEvery: SIZE.checkEvery,
 };
 const ENV = { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 };
 const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 2048, maxTokensPerTurn: 256, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
@@ -227,7 +237,7 @@ async function runSeed(seed: number) {
 }
 
 pinBlasToOneThread();
-log(`swe demo (${quick ? 'quick' : 'full'}, seeds ${seeds.join(', ')}, model ${model}, ${device}) into ${root}`);
+log(`swe demo (${sizeName}, seeds ${seeds.join(', ')}, model ${model}, ${device}) into ${root}`);
 const results: Awaited<ReturnType<typeof runSeed>>[] = [];
 for (const seed of seeds) results.push(await runSeed(seed));
 
@@ -257,11 +267,11 @@ const chart = renderChartsSvg([
 ]);
 await writeFileAtomic(path.join(root, 'demo.svg'), chart);
 await writeJsonAtomic(path.join(root, 'demo.json'), {
-  quick,
+  size: sizeName,
   seeds,
   model,
   device,
-  size: SIZE,
+  budget: SIZE,
   curriculum: CURRICULUM,
   lr: LR,
   points,

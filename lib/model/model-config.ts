@@ -153,12 +153,12 @@ export const MODEL_PRESETS = {
   /** ~50 M parameters (with a 32k vocabulary). */
   'qwen3-50m': { hidden_size: 512, intermediate_size: 1536, num_hidden_layers: 10, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 64 },
   /**
-   * ~1 M parameters with a 2k domain vocabulary: the reader of models/swe-reader (examples/pretrain-swe.ts).
+   * ~0.7 M parameters with a 2k domain vocabulary: the reader of models/swe-reader (examples/pretrain-swe.ts).
    * Heads of 64 and rope_theta 1e4, because copying needs sharp attention: heads of 16 (qwen3-tiny)
    * under QK-norm cap a score at 4, and theta 1e6 barely turns over a few hundred tokens; with
    * those, no copying formed in 20 CPU minutes, with these it forms in 2 (bench/README.md).
    */
-  'qwen3-swe': { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 64, rope_theta: 10000 },
+  'qwen3-swe': { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 64, rope_theta: 10000 },
 } as const;
 export type ModelPreset = keyof typeof MODEL_PRESETS;
 

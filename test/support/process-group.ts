@@ -1,7 +1,34 @@
-/** What the data-parallel tests share: a free loopback port for a rendezvous, a checkpoint's fp32 weights. */
+/** What the data-parallel tests share: a free loopback port for a rendezvous, a checkpoint's fp32 weights, the FrozenLake run's overrides, the ranks of a launch. */
+import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 
 import { readCheckpointTensors, readTensorBytes } from '../../lib/model/safetensors.js';
+import { ROOT } from './child-process.js';
+
+export const FROZENLAKE = path.join(ROOT, 'examples/frozenlake.json');
+export const RUN = ['run.steps=2', 'model.threads=1', 'eval.every=0', 'run.plots=false'];
+/** No warm-up, small steps; DAPO's overlong penalty over long turns gives every step advantages (weights that move). */
+export const MOVING = ['tasks.formatWarmupSteps=0', 'rollout.samplesPerTask=4', 'rollout.maxTurns=3', 'rollout.maxTokensPerTurn=64', 'rollout.responseBudget=384', 'algorithm.truncation=none', 'algorithm.overlong={maxLength: 384, bufferLength: 320}'];
+/** With a KL term: each rank reads the reference from rank 0's step-0 checkpoint. */
+export const KL = ['algorithm.kl={coef: 0.05}'];
+
+/** The pids of live processes whose environment holds MASTER_PORT=port (the ranks of one launch). */
+export function ranksOf(port: number): { pid: number; rank: string }[] {
+  const found: { pid: number; rank: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`MASTER_PORT=${port}`)) found.push({ pid: Number(entry), rank: env.find((e) => e.startsWith('RANK='))?.slice(5) ?? '?' });
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+export const rows = (dir: string) => readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -53,30 +53,8 @@ interface Pending {
   exit: { resolve: (value: { code: number | null; signal: NodeJS.Signals | null }) => void; reject: (error: Error) => void };
 }
 
-const HELPER = path.join(path.dirname(fileURLToPath(import.meta.url)), `spawner-helper${path.extname(fileURLToPath(import.meta.url))}`);
-
-/** Node flags that only say how to load code (a TypeScript loader, source maps); with a value, either `--flag=value` or `--flag value`. */
-const LOADER_FLAGS = new Set(['--import', '--loader', '--experimental-loader', '--require', '-r', '--conditions', '-C']);
-const LOADER_SWITCHES = new Set(['--enable-source-maps', '--no-warnings', '--experimental-strip-types', '--experimental-transform-types', '--no-experimental-strip-types']);
-
-/**
- * The part of this process's Node flags a helper needs to load its own file the way this one
- * was loaded. Everything else stays behind: `-e SCRIPT` or `--input-type` would make the helper
- * run this process's script instead of its own (and spawn helpers of its own, without end).
- */
-export function helperExecArgv(execArgv: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const arg = execArgv[i]!;
-    const name = arg.split('=', 1)[0]!;
-    if (LOADER_SWITCHES.has(arg)) kept.push(arg);
-    else if (LOADER_FLAGS.has(name)) {
-      if (arg.includes('=')) kept.push(arg);
-      else if (i + 1 < execArgv.length) kept.push(arg, execArgv[++i]!);
-    } else if (['-e', '--eval', '-p', '--print'].includes(arg)) i++;
-  }
-  return kept;
-}
+/** Plain JavaScript beside this file, in lib/ and in dist/lib/ alike (tsc copies it). */
+const HELPER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'spawner-helper.mjs');
 
 class Helper {
   readonly pending = new Map<number, Pending>();
@@ -84,8 +62,8 @@ class Helper {
   #dead: Error | undefined;
 
   constructor() {
-    // The helper runs the same file type as this one (.js when built; tap runs .ts through its loader).
-    this.child = spawnHere(process.execPath, [...helperExecArgv(process.execArgv), HELPER], {
+    // No flags of this process (a TypeScript loader, -e SCRIPT): the helper is plain JavaScript.
+    this.child = spawnHere(process.execPath, [HELPER], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
       env: { ...process.env, SWERL_SPAWNER_HELPER: '1' },

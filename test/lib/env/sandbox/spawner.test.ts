@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import t from 'tap';
 
-import { helperExecArgv, runToCompletion, spawnProcess } from '../../../../lib/env/sandbox/spawner.js';
+import { runToCompletion, spawnProcess } from '../../../../lib/env/sandbox/spawner.js';
 
 /** Running: it exists and is not a zombie (a killed process whose reaper is gone stays one). */
 const alive = (pid: number) => {
@@ -20,17 +20,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-t.test('a helper keeps the flags that load code and drops a script of -e or -p', async (t) => {
-  t.same(helperExecArgv(['--import=file:///a.mjs', '--import', 'file:///b.mjs', '--enable-source-maps', '--input-type=module', '-e', 'console.log(1)']), [
-    '--import=file:///a.mjs',
-    '--import',
-    'file:///b.mjs',
-    '--enable-source-maps',
-  ]);
-  t.same(helperExecArgv(['-r', 'ts-node/register', '--max-old-space-size=4096', '-p', '1+1', '--loader', 'tsx']), ['-r', 'ts-node/register', '--loader', 'tsx']);
-  t.same(helperExecArgv([]), []);
-});
 
 t.test('output, pid and exit come back; a missing program is an error', async (t) => {
   let out = '';
