@@ -17,7 +17,7 @@
  */
 import { invalidArg } from '../errors.js';
 import { BYTE_TO_CHAR, byteLevelAlphabet } from './byte-level.js';
-import { CHATML_TOKENS } from './byte-tokenizer.js';
+import { addedTokensJson, CHATML_TOKENS } from './byte-tokenizer.js';
 
 /** The pre-split (a Hugging Face Split pattern, isolated): see the file's comment. */
 export const DOMAIN_PRE_SPLIT =
@@ -214,15 +214,7 @@ export function trainBpe(texts: Iterable<string>, options: BpeTrainOptions): Bpe
   }
 
   const firstAdded = vocab.size;
-  const addedTokens = o.addedTokens.map((token, i) => ({
-    id: firstAdded + i,
-    content: token.content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special: token.special,
-  }));
+  const addedTokens = addedTokensJson(o.addedTokens, firstAdded);
   const byteLevelStep = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
   const tokenizerJson = {
     version: '1.0',

@@ -25,6 +25,11 @@ export const CHATML_TOKENS = [
 
 const FIRST_ADDED_ID = 256;
 
+/** tokenizer.json's `added_tokens` entries for `tokens`, numbered from `firstId`. */
+export function addedTokensJson(tokens: readonly { content: string; special: boolean }[], firstId: number) {
+  return tokens.map((token, i) => ({ id: firstId + i, content: token.content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: token.special }));
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -86,15 +91,7 @@ export class ByteTokenizer implements Tokenizer {
   }
 
   toFiles(): Record<string, string> {
-    const addedTokens = CHATML_TOKENS.map((token, i) => ({
-      id: FIRST_ADDED_ID + i,
-      content: token.content,
-      single_word: false,
-      lstrip: false,
-      rstrip: false,
-      normalized: false,
-      special: token.special,
-    }));
+    const addedTokens = addedTokensJson(CHATML_TOKENS, FIRST_ADDED_ID);
     // No merges, so every byte stays its own piece; splitting text into words first
     // (use_regex) would change nothing and is left off.
     const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
