@@ -213,15 +213,18 @@ export function createCgroup(id: string, memoryBytes: number, maxProcesses: numb
   }
 }
 
+/** A cgroup goes once its last process has; the kill that preceded its removal may still be landing: so many tries, so far apart. */
+const CGROUP_REMOVE_TRIES = 50;
+const CGROUP_REMOVE_WAIT_MS = 20;
+
 /** Removes a sandbox's cgroup folders (its processes are gone or going). */
 export function removeCgroups(dirs: string[]): void {
   for (const dir of dirs) {
-    // A cgroup goes once its last process has; the kill that preceded this may still be landing.
-    for (let attempt = 0; attempt < 50 && existsSync(dir); attempt++) {
+    for (let attempt = 0; attempt < CGROUP_REMOVE_TRIES && existsSync(dir); attempt++) {
       try {
         rmdirSync(dir);
       } catch {
-        spawnSync('sleep', ['0.02']);
+        spawnSync('sleep', [String(CGROUP_REMOVE_WAIT_MS / 1000)]);
       }
     }
   }
@@ -234,13 +237,13 @@ export function removeCgroups(dirs: string[]): void {
  */
 export async function removeCgroupsAsync(dirs: string[]): Promise<void> {
   for (const dir of dirs) {
-    for (let attempt = 0; attempt < 50; attempt++) {
+    for (let attempt = 0; attempt < CGROUP_REMOVE_TRIES; attempt++) {
       try {
         await fs.rmdir(dir);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, CGROUP_REMOVE_WAIT_MS));
       }
     }
   }
