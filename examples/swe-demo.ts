@@ -10,7 +10,8 @@
  *   1. the edit oracle (view, str_replace, run the tests, finish) plays every pool task with the
  *      model's tokenizer; SFT on those trajectories
  *   2. RFT (the rft preset) on the curriculum
- *   3. from the RFT checkpoint, GRPO++ and continued RFT, the same episodes each
+ *   3. from the RFT checkpoint, in the tier RFT reached, GRPO++ and continued RFT, the same
+ *      episodes each
  *
  * The held-out resolve rate (greedy, with a Wilson 95% interval) after every phase, GRPO++ against
  * continued RFT paired per task with McNemar's exact test (pooled over --seeds), and beside them
@@ -20,7 +21,7 @@
  * advances on train-seed dev slices. Everything goes to <dir>/demo.json and <dir>/demo.svg; each
  * phase is a train() run of its own config.json.
  *
- *   npm run demo:swe [-- --quick | --size small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
+ *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  */
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -70,10 +71,12 @@ const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().t
 
 /**
  * Each phase's budget: --size full (the measurement: 300 held-out tasks), small (100 held-out
- * tasks, fewer of everything: under an hour a seed on 2 cores), or quick (--quick: a smoke run of
- * a few minutes, too short to learn anything).
+ * tasks, fewer of everything: under an hour a seed on 2 cores), quick (--quick: a few minutes,
+ * too short to learn anything), or smoke (a task or two a phase: that every phase runs, for the
+ * tests and for a first look at a new --model).
  */
 const SIZES = {
+  smoke: { pool: 1, dev: 1, heldout: 2, sftSteps: 2, sftBatch: 2, rftSteps: 1, rftTasks: 1, rftSamples: 2, rlSteps: 1, rlTasks: 1, rlSamples: 2, checkEvery: 1 },
   quick: { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2, checkEvery: 1 },
   small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 4, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
   full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 6, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
@@ -93,6 +96,8 @@ const CURRICULUM: CurriculumConfig = {
   advanceAt: 0.5,
   devTasks: SIZE.dev,
   checkEvery: SIZE.checkEvery,
+  // Each phase starts where its policy does not already pass a dev slice.
+  placement: true,
 };
 const ENV = { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 };
 const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 2048, maxTokensPerTurn: 256, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
@@ -141,11 +146,12 @@ async function suites(tasksDir: string) {
 }
 
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
-function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number) {
+function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number, startTier?: string) {
+  const curriculum = startTier === undefined ? CURRICULUM : { ...CURRICULUM, startTier };
   return {
     run: { dir: runDir, seed, steps, checkpointEvery: steps, progress: 'lines' },
     model: { path: modelPath, device, threads: 2 },
-    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, ...KNOBS }, curriculum: CURRICULUM, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
+    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, ...KNOBS }, curriculum, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
     rollout: { ...AGENT, concurrency: CONCURRENCY },
     eval: { every: 0 },
   };
@@ -198,7 +204,7 @@ async function runSeed(seed: number) {
   });
   await measure('rft', rftEpisodes, rft.checkpoint!);
 
-  // 3. From the RFT checkpoint: GRPO++ and continued RFT, the same episodes each.
+  // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
   const rlEpisodes = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
   const arms = [
     { phase: 'grpo++', algorithm: { preset: 'grpo++' }, lr: LR.rl },
@@ -207,12 +213,12 @@ async function runSeed(seed: number) {
   const summaries: Record<string, unknown> = {};
   for (const arm of arms) {
     const run = await train({
-      ...phaseConfig(path.join(dir, `4-${arm.phase}`), seed, tasksDir, heldout, rft.checkpoint!, SIZE.rlSteps),
+      ...phaseConfig(path.join(dir, `4-${arm.phase}`), seed, tasksDir, heldout, rft.checkpoint!, SIZE.rlSteps, rft.curriculumTier),
       rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
       optimizer: { lr: arm.lr, weightDecay: 0 },
       algorithm: arm.algorithm,
     });
-    summaries[arm.phase] = { dir: run.dir, last: run.last };
+    summaries[arm.phase] = { dir: run.dir, last: run.last, startTier: rft.curriculumTier, endTier: run.curriculumTier };
     await measure(arm.phase, rftEpisodes + rlEpisodes, run.checkpoint!);
   }
 

@@ -23,6 +23,8 @@ export interface NativeBuildInfo {
   nccl: boolean;
   parallelInfo: string;
   threads: number;
+  /** Whether the addon tuned glibc's allocator when it loaded (SWERL_MALLOC_TUNING=0: not). */
+  allocatorTuned: boolean;
 }
 
 export interface NativeLossOptions {

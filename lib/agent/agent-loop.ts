@@ -155,7 +155,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
   const timings = { totalMs: 0, generateMs: 0, envMs: 0, rewardMs: 0 };
   const turns: TurnRecord[] = [];
   const sampled = new Map<number, number>();  // position -> sampler logprob
-  const renderer = new ChatRenderer(policy.tokenizer, { enableThinking: options.enableThinking });
+  const renderer = new ChatRenderer(policy.tokenizer, { enableThinking: options.enableThinking }, policy.vocabSize);
   let termination: TerminationReason | null = null;
   let error: string | undefined;
   let promptTokens = 0;

@@ -124,6 +124,7 @@ type Prepared =
  */
 export class ChatRenderer {
   readonly #tokenizer: Tokenizer;
+  readonly #sampledIds: number;
   readonly #toolLines: readonly string[];
   readonly #assistantHeader: string;
   readonly #imEnd: number;
@@ -134,7 +135,11 @@ export class ChatRenderer {
   #toolTurnOpen = false;
   #awaitingReply = false;
 
-  constructor(tokenizer: Tokenizer, options: ChatTemplateOptions = {}) {
+  /**
+   * `sampledIds`: assistant tokenIds are a model's own samples, ids below its vocabulary, which
+   * may be padded past the tokenizer's (AgentPolicy.vocabSize); other ids are the tokenizer's.
+   */
+  constructor(tokenizer: Tokenizer, options: ChatTemplateOptions = {}, sampledIds = tokenizer.vocabSize) {
     const { tools, enableThinking } = parseTemplateOptions(options, 'options');
     for (const token of [IM_START, IM_END]) {
       if (tokenizer.specialTokens[token] === undefined) {
@@ -142,6 +147,7 @@ export class ChatRenderer {
       }
     }
     this.#tokenizer = tokenizer;
+    this.#sampledIds = sampledIds;
     this.#imEnd = tokenizer.specialTokens[IM_END]!;
     this.#toolLines = tools.map((tool, i) => pythonJsonDumps(tool, `options.tools[${i}]`));
     this.#assistantHeader = `${IM_START}assistant\n${enableThinking ? '' : EMPTY_THINK}`;
@@ -224,7 +230,7 @@ export class ChatRenderer {
     if (typeof ids !== 'object' || ids === null || typeof ids.length !== 'number') {
       throw invalidArg(field, 'must be an array of token ids');
     }
-    const { vocabSize } = this.#tokenizer;
+    const vocabSize = this.#sampledIds;
     return Array.from(ids, (id, i) => {
       if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
         throw invalidArg(`${field}[${i}]`, `is ${id}`, `token ids are integers in [0, ${vocabSize})`);

@@ -122,6 +122,11 @@ export class NativePolicy {
     this.#scheduler = new GenerationScheduler(() => this.handle, options.maxBatchSize);
   }
 
+  /** The model's output rows (its vocabulary, padded or not): the ids it samples. */
+  get vocabSize(): number {
+    return this.config.native.vocabSize;
+  }
+
   /**
    * A Hugging Face model directory (config.json, safetensors, tokenizer.json), or a
    * config.json object for a model trained from scratch (random weights from options.seed),

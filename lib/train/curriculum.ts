@@ -7,7 +7,9 @@
  * dev slice (train-split seeds never trained on) is played greedily, and at `advanceAt` resolved
  * the next tier's pool takes over. Held-out tasks never enter the rule. The tier, the dev rate
  * and every advance are in each step's metrics; the tier is in the trainer state, so a resumed
- * run goes on where it was.
+ * run goes on where it was, and in the run's summary, so a later phase (RL after RFT) can start
+ * there (`startTier`). With `placement`, a fresh run checks the dev slices before its first step
+ * too, so that it does not spend steps on a tier the policy has already learned.
  */
 import { invalidArg } from '../errors.js';
 import { BUG_KINDS, type BugKind } from '../env/tasks/swe-gen/bugs.js';
@@ -32,6 +34,13 @@ export interface CurriculumConfig {
   devTasks: number;
   /** Steps between checks of the dev slice. */
   checkEvery: number;
+  /** The tier a fresh run starts in (a later phase going on from where an earlier one got to); a resumed run goes on in its own. */
+  startTier?: string;
+  /**
+   * Before a fresh run's first step, play the dev slices from the start tier on, taking the next
+   * tier while one passes advanceAt: the run starts where the policy still fails some tasks.
+   */
+  placement?: boolean;
 }
 
 const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } };
@@ -61,13 +70,15 @@ export const CURRICULUM_SCHEMA = {
     advanceAt: { type: 'number', minimum: 0, maximum: 1, default: 0.5 },
     devTasks: { type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
     checkEvery: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2 },
+    startTier: { type: 'string', minLength: 1, maxLength: 64 },
+    placement: { type: 'boolean', default: false },
   },
 } as const;
 
 /** Each tier's swe-gen knobs: the generate knobs under the tier's. Unknown kinds or languages are refused by name. */
 export function tierOptions(curriculum: CurriculumConfig, generate: Partial<SweGenTaskOptions>, field = 'config.tasks.curriculum'): SweGenTaskOptions[] {
   const names = new Set<string>();
-  return curriculum.tiers.map((tier, i) => {
+  const options = curriculum.tiers.map((tier, i) => {
     const where = `${field}.tiers[${i}]`;
     if (names.has(tier.name)) throw invalidArg(`${where}.name`, `repeats ${JSON.stringify(tier.name)}`, 'give each tier its own name');
     names.add(tier.name);
@@ -78,6 +89,10 @@ export function tierOptions(curriculum: CurriculumConfig, generate: Partial<SweG
     const { name: _name, ...knobs } = tier;
     return parseSweGenTaskOptions({ ...generate, ...knobs }, where);
   });
+  if (curriculum.startTier !== undefined && !names.has(curriculum.startTier)) {
+    throw invalidArg(`${field}.startTier`, `names ${JSON.stringify(curriculum.startTier)}, which is not one of its tiers`, `use one of ${[...names].join(', ')}`);
+  }
+  return options;
 }
 
 /** Where tier i's tasks sit among the train split's seeds: its pool, then its dev slice; tiers never share a seed. */
@@ -101,6 +116,11 @@ export class Curriculum {
     readonly config: CurriculumConfig,
   ) {
     if (tiers.length === 0) throw invalidArg('curriculum', 'has no tiers');
+    if (config.startTier !== undefined) {
+      const start = tiers.findIndex((tier) => tier.name === config.startTier);
+      if (start < 0) throw invalidArg('curriculum.startTier', `names ${JSON.stringify(config.startTier)}, which is not one of its tiers`, `use one of ${tiers.map((x) => x.name).join(', ')}`);
+      this.#tier = start;
+    }
   }
 
   get tier(): number {

@@ -26,9 +26,10 @@ function fixed(value: unknown, digits = 3): string {
 
 const LINES_EVERY_MS = 30_000;
 
-/** The run's clock: elapsed time and the ETA from the steps this process has done. */
-class RunClock {
+/** The run's clock: elapsed time, the ETA from the steps this process has done, and the current step's time. */
+export class RunClock {
   private readonly started = performance.now();
+  private stepStarted = performance.now();
   private firstStep = 0;
   private lastStep = 0;
 
@@ -36,14 +37,24 @@ class RunClock {
 
   begin(step: number): void {
     this.firstStep = this.lastStep = step;
+    this.stepStarted = performance.now();
   }
 
   finished(step: number): void {
     this.lastStep = step;
+    this.stepStarted = performance.now();
   }
 
   seconds(): number {
     return (performance.now() - this.started) / 1000;
+  }
+
+  /**
+   * Since the last step ended (or the run began): the time the next step's rollouts have had.
+   * Its rates count from there, not from its first report, which comes once an episode is done.
+   */
+  stepSeconds(): number {
+    return (performance.now() - this.stepStarted) / 1000;
   }
 
   /** `elapsed 3m05s  ETA 14m02s`. */
@@ -82,7 +93,6 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
   let display: ProgressDisplay | undefined;
   let runLine: LiveLine | undefined;
   let stepBar: LiveLine | undefined;
-  let stepStarted = { step: -1, at: 0 };
   let lastLine = 0;
   const out = () => (display ??= progressDisplay(live));
   const stop = () => {
@@ -105,8 +115,7 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
         if (e.step === e.steps || e.step % 5 === 0) out().log(`format warm-up ${e.step}/${e.steps}: answer NLL ${fixed(e.nll)}`);
         break;
       case 'rollouts': {
-        if (stepStarted.step !== e.step) stepStarted = { step: e.step, at: performance.now() };
-        const seconds = (performance.now() - stepStarted.at) / 1000;
+        const seconds = clock.stepSeconds();
         if (live) {
           stepBar?.update(rolloutLine(e.step, steps, e.progress, seconds, 24));
           drawRun(e.step - 1);

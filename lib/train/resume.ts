@@ -18,6 +18,7 @@ import { formatWarmup } from './format-warmup.js';
 import type { TrainEvent } from './progress.js';
 import type { RunDirectory, TrainerState } from './run-dir.js';
 import type { TaskSource } from './task-source.js';
+import type { TrainSummary } from './trainer.js';
 
 /**
  * NativePolicy's options from a config's model and optimizer sections (RL or SFT); a cosine
@@ -162,3 +163,14 @@ export async function numericStop(error: unknown, step: number, dir: RunDirector
   );
 }
 
+/**
+ * The end of a run that trains without rollouts (SFT, pretraining): says whether it stopped or
+ * finished, then writes its summary with its last checkpoint, and returns it.
+ */
+export async function finishRun<S extends TrainSummary>(dir: RunDirectory, emit: (event: TrainEvent) => void, stopReason: string, summary: Omit<S, 'checkpoint'>): Promise<S> {
+  emit(summary.stopped ? { type: 'stopped', step: summary.steps, reason: stopReason } : { type: 'done', step: summary.steps });
+  const checkpoints = await dir.checkpointSteps();
+  const full = { ...summary, ...(checkpoints.length ? { checkpoint: dir.checkpointDir(checkpoints.at(-1)!) } : {}) } as S;
+  await dir.writeSummary(full);
+  return full;
+}

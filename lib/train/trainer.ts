@@ -57,6 +57,8 @@ export interface TrainSummary {
   checkpoint?: string;
   /** Data parallel: the group's size, and whether the ranks' weights were bit-identical at the end. */
   parallel?: { worldSize: number; identicalWeights?: boolean };
+  /** The curriculum tier the run ended in (a later run's tasks.curriculum.startTier). */
+  curriculumTier?: string;
   seconds: number;
 }
 
@@ -155,6 +157,8 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       if (lead) await dir.writeMetrics(metricsRows);
       await tracker.log(0, metricsRows.at(-1)!);
     }
+    // A fresh run placed in its curriculum before the first step (curriculum.placement).
+    let placement = state.step === 0 && tasks.curriculum?.config.placement ? await placeInCurriculum(config, tasks, tasks.curriculum, sampler.policy, hooks.signal, ranks, emit) : undefined;
     // Async: a producer collects the next steps' batches while this loop trains.
     const clock = new VersionClock();
     clock.mark(state.step, sampler.version());
@@ -219,7 +223,10 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       if (round) metrics.rejection = round;
       if (taken) metrics.async = { maxStaleness: config.rollout.maxStaleness, staleness: taken.staleness, dropped: taken.dropped, waitSeconds: taken.waitSeconds, collectSeconds: taken.collectSeconds };
       if (recomputed) metrics.sampler = { gapMean: recomputed.gap.mean, gapMax: recomputed.gap.max, tokens: recomputed.gap.tokens, syncSeconds, weightVersion: sampler.version() };
-      if (tasks.curriculum) metrics.curriculum = await curriculumStep(config, tasks, tasks.curriculum, sampler.policy, step, hooks.signal, ranks, emit);
+      if (tasks.curriculum) {
+        metrics.curriculum = { ...(placement ? { placement } : {}), ...(await curriculumStep(config, tasks, tasks.curriculum, sampler.policy, step, hooks.signal, ranks, emit)) };
+        placement = undefined;
+      }
       if (config.eval.every > 0 && (step % config.eval.every === 0 || step === run.steps)) {
         const evalStarted = performance.now();
         const success = await evaluate(config, tasks, sampler.policy, hooks.signal, ranks);
@@ -278,6 +285,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
     evals,
     ...(checkpointsNow.length ? { checkpoint: dir.checkpointDir(checkpointsNow.at(-1)!) } : {}),
     ...(parallel ? { parallel: { worldSize: parallel.worldSize, ...(identical !== undefined ? { identicalWeights: identical } : {}) } } : {}),
+    ...(tasks.curriculum ? { curriculumTier: tasks.curriculum.current.name } : {}),
     seconds: (performance.now() - started) / 1000,
   };
   if (lead) await dir.writeSummary(summary);
@@ -308,6 +316,22 @@ async function curriculumStep(config: TrainConfig, tasks: TaskSource, curriculum
     emit({ type: 'note', step, message: `curriculum: the dev slice of tier "${from}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from the next step` });
   }
   return row;
+}
+
+/**
+ * Places a fresh run: the current tier's dev slice is played greedily, and the next tier taken
+ * while one passes advanceAt. The checks go into the first step's metrics.
+ */
+async function placeInCurriculum(config: TrainConfig, tasks: TaskSource, curriculum: Curriculum, policy: AgentPolicy, signal: AbortSignal | undefined, ranks: Ranks | undefined, emit: (e: TrainEvent) => void): Promise<{ tier: string; dev: number }[]> {
+  const checks: { tier: string; dev: number }[] = [];
+  while (!curriculum.last) {
+    const tier = curriculum.current.name;
+    const dev = await evaluate(config, tasks, policy, signal, ranks, curriculum.current.dev);
+    checks.push({ tier, dev });
+    if (!curriculum.observe(dev)) break;
+    emit({ type: 'note', step: 0, message: `curriculum placement: the dev slice of tier "${tier}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from the first step` });
+  }
+  return checks;
 }
 
 /** A follower's tracker: rank 0 alone logs. */

@@ -45,6 +45,12 @@ export interface EpisodeContext<Task = unknown> {
 
 export interface AgentPolicy {
   readonly tokenizer: Tokenizer;
+  /**
+   * The ids it can sample: its output rows, which a model may pad past its tokenizer's ids (Qwen3
+   * has 151936 rows for 151669 tokens; an untrained model samples the extra rows, which decode
+   * to nothing). Unset: the tokenizer's.
+   */
+  readonly vocabSize?: number;
   generate(request: SamplingRequest, context?: EpisodeContext): Promise<Generation>;
 }
 

@@ -89,3 +89,33 @@ t.test('explainLoadFailure mentions the libtorch it was built with', async (t) =
   t.equal(e.code, 'ERR_SWERL_NATIVE_LOAD');
   t.match(e.message, /built against libtorch 2\.11\.0 from PyTorch \(\/opt\/torch\/lib\)/);
 });
+
+t.test("glibc's allocator is tuned when the addon loads (SWERL_MALLOC_TUNING=0 leaves it alone)", async (t) => {
+  if (!readFileSync('/proc/self/maps', 'utf8').includes('libc.so.6')) {
+    t.pass('not glibc: nothing to tune');
+    return;
+  }
+  // A child that loads the addon, allocates 8 MB, and reports its brk heap: tuned, the 8 MB come
+  // from the heap with the 1 GB top pad; untuned, glibc maps them apart and the heap stays small.
+  const child = `
+    const root = process.argv[1];
+    const addon = require(require('path').join(root, 'node_modules/bindings'))({ bindings: 'swerl_native', module_root: root });
+    const held = Buffer.allocUnsafeSlow(8 << 20).fill(1);
+    const line = require('fs').readFileSync('/proc/self/maps', 'utf8').split('\\n').find((l) => l.endsWith('[heap]'));
+    const [from, to] = line.split(' ')[0].split('-').map((h) => BigInt('0x' + h));
+    console.log(JSON.stringify({ tuned: addon.buildInfo().allocatorTuned, heapMB: Number((to - from) >> 20n), held: held.length }));
+  `;
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const run = (env: Record<string, string>) => {
+    const { MALLOC_MMAP_THRESHOLD_: _a, MALLOC_TRIM_THRESHOLD_: _b, MALLOC_TOP_PAD_: _c, SWERL_MALLOC_TUNING: _d, ...rest } = process.env;
+    const out = spawnSync(process.execPath, ['-e', child, root], { env: { ...rest, ...env }, encoding: 'utf8' });
+    if (out.status !== 0) throw new Error(out.stderr);
+    return JSON.parse(out.stdout) as { tuned: boolean; heapMB: number };
+  };
+  const tuned = run({});
+  const untuned = run({ SWERL_MALLOC_TUNING: '0' });
+  t.equal(tuned.tuned, true, 'buildInfo().allocatorTuned by default');
+  t.equal(untuned.tuned, false, 'and not with SWERL_MALLOC_TUNING=0');
+  t.ok(tuned.heapMB >= 1024, `tuned: the heap grew by the 1 GB top pad (${tuned.heapMB} MB)`);
+  t.ok(untuned.heapMB < 512, `untuned: glibc's own behaviour (${untuned.heapMB} MB heap)`);
+});

@@ -1,7 +1,8 @@
 /**
  * A process that makes and destroys local sandboxes without pause, four at a time, until it
- * is killed: for the test that a kill -9 at any moment of a create leaves nothing the next
- * run's reaper cannot remove. Prints "created" after each sandbox is made.
+ * is killed: for the tests that a kill -9 at any moment of a create leaves nothing the next
+ * run's reaper cannot remove, and that a SIGTERM leaves nothing at all. Prints "created" after
+ * each sandbox is made.
  */
 import { LocalSandboxBackend } from '../../lib/env/sandbox/local.js';
 

@@ -1,7 +1,8 @@
 /**
  * No sandbox outlives its process: every live sandbox is tracked here. On SIGINT, SIGTERM or
  * SIGHUP they are all destroyed (waiting up to 15 s for async cleanup such as container
- * removal), then the signal is raised again so that it takes its usual course: the process
+ * removal; those the application made meanwhile, or was making, are removed synchronously
+ * after), then the signal is raised again so that it takes its usual course: the process
  * ends by it unless the application keeps a handler of its own. On a plain exit the
  * synchronous part of each cleanup runs (killing process groups, removing folders). After
  * SIGKILL nothing can run here; the backends' reapers clean up at the next start.
@@ -55,6 +56,15 @@ function install(): void {
       armed.delete(signal);
       const timer = new Promise((resolve) => setTimeout(resolve, SIGNAL_CLEANUP_MS).unref());
       await Promise.race([Promise.allSettled([...live].map((s) => s.destroy())), timer]);
+      // The application ran on while those were removed, and may have made more (or been
+      // mid-way through making one): the signal ends the process without an 'exit' event.
+      for (const sandbox of live) {
+        try {
+          sandbox.destroySync();
+        } catch {
+          // the reaper handles whatever is left
+        }
+      }
       process.kill(process.pid, signal);
     };
     process.on(signal, onSignal);

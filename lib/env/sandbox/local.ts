@@ -147,13 +147,17 @@ const REMOVING = '.gone-';
  * and could be anyone's. Returns the path to remove (the folder itself if it could not move).
  */
 function retire(dir: string): string {
-  const doomed = path.join(path.dirname(dir), `${REMOVING}${path.basename(dir)}`);
+  const doomed = retiredName(dir);
   try {
     renameSync(dir, doomed);
     return doomed;
   } catch {
     return dir;  // already gone, or never made
   }
+}
+
+function retiredName(dir: string): string {
+  return path.join(path.dirname(dir), `${REMOVING}${path.basename(dir)}`);
 }
 
 async function writeMeta(dir: string, meta: SandboxMeta): Promise<void> {
@@ -252,11 +256,27 @@ export class LocalSandboxBackend implements SandboxBackend {
     // killed mid-create (kill -9) leaves nothing a reaper cannot attribute to a dead owner.
     const meta: SandboxMeta = { id, label, ownerPid: process.pid, ownerStart: OWN_START, uid: IS_ROOT ? -1 : process.getuid!(), createdAt: new Date().toISOString() };
     const staging = path.join(this.options.root, `${STAGING}${OWNER_TAG}-${id}`);
-    await fs.mkdir(staging, { mode: 0o711 });
-    await writeMeta(staging, meta);
-    await fs.rename(staging, dir);
     let uid = meta.uid;
     let cgroup: SandboxCgroup | null = null;
+    // Tracked before the first byte is written: a SIGINT or exit while this create is in
+    // flight removes what it made so far (the sandbox tracks itself once it exists).
+    const undoSync = (): void => {
+      cgroup?.remove();
+      unmountDisk(id);
+      removeTree(staging);
+      removeTree(dir);
+      if (IS_ROOT && uid >= 0) rmSync(path.join(this.options.root, '.uids', String(uid)), { force: true });
+    };
+    const untrack = track({ destroy: async () => undoSync(), destroySync: undoSync });
+    try {
+      await fs.mkdir(staging, { mode: 0o711 });
+      await writeMeta(staging, meta);
+      await fs.rename(staging, dir);
+    } catch (error) {
+      removeTree(staging);
+      untrack();
+      throw error;
+    }
     try {
       if (IS_ROOT) {
         // The claim names the id, so a run killed before the meta below is rewritten leaves a
@@ -281,11 +301,10 @@ export class LocalSandboxBackend implements SandboxBackend {
       const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp };
       return new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
     } catch (error) {
-      cgroup?.remove();
-      unmountDisk(id);
-      removeTree(dir);
-      if (IS_ROOT && uid >= 0) await this.releaseUid(uid);
+      undoSync();
       throw error;
+    } finally {
+      untrack();
     }
   }
 
@@ -493,9 +512,15 @@ class LocalSandbox implements Sandbox {
     return writeFileThroughExec(this, file, data);
   }
 
-  async destroy(): Promise<void> {
-    if (this.destroyed) return;
+  /** One removal however often it is asked for: a second caller (the signal path) waits for it. */
+  destroy(): Promise<void> {
     this.destroyed = true;
+    return (this.removal ??= this.remove());
+  }
+
+  private removal: Promise<void> | null = null;
+
+  private async remove(): Promise<void> {
     const running = [...this.running];
     for (const command of running) void command.pid.then(killGroup, () => undefined);
     await Promise.all(running.map((command) => command.exit));
@@ -519,6 +544,8 @@ class LocalSandbox implements Sandbox {
     const doomed = retire(this.dir);
     if (IS_ROOT) rmSync(path.join(path.dirname(this.dir), '.uids', String(this.uid)), { force: true });
     removeTree(doomed);
+    // An async destroy in flight had retired it already and was emptying it.
+    if (doomed === this.dir) removeTree(retiredName(this.dir));
   }
 
 

@@ -7,7 +7,7 @@
  * Plain JavaScript (type-checked through JSDoc), so that it starts in tens of milliseconds
  * wherever its parent runs from: a TypeScript loader in the helper cost seconds of CPU each.
  */
-import { spawn } from 'node:child_process';
+import { startChild } from './start-child.mjs';
 
 /** @typedef {{ type: 'spawn'; id: number; request: import('./spawner.js').SpawnRequest }} Request */
 
@@ -24,34 +24,20 @@ function send(message) {
 process.on('message', (/** @type {Request} */ m) => {
   if (m?.type !== 'spawn') return;
   const { id, request } = m;
-  let child;
-  try {
-    child = spawn(request.program, request.args, {
-      detached: request.detached,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: request.env,
-      ...(request.uid !== undefined ? { uid: request.uid, gid: request.gid ?? request.uid } : {}),
-    });
-  } catch (error) {
-    send({ type: 'error', id, message: /** @type {Error} */ (error).message });
-    return;
-  }
-  let started = false;
-  child.once('spawn', () => {
-    started = true;
-    if (request.detached && child.pid !== undefined) groups.add(child.pid);
-    send({ type: 'pid', id, pid: child.pid });
-  });
-  child.stdout.on('data', (data) => send({ type: 'out', id, data }));
-  child.stderr.on('data', (data) => send({ type: 'err', id, data }));
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(request.stdin);
-  child.once('error', (error) => {
-    if (!started) send({ type: 'error', id, message: error.message });
-  });
-  child.once('close', (code, signal) => {
-    if (child.pid !== undefined) groups.delete(child.pid);
-    if (started) send({ type: 'exit', id, code, signal });
+  /** @type {number | undefined} */
+  let group;
+  startChild(request, {
+    started(pid) {
+      if (request.detached) groups.add((group = pid));
+      send({ type: 'pid', id, pid });
+    },
+    stdout: (data) => send({ type: 'out', id, data }),
+    stderr: (data) => send({ type: 'err', id, data }),
+    failed: (error) => send({ type: 'error', id, message: error.message }),
+    closed(code, signal) {
+      if (group !== undefined) groups.delete(group);
+      send({ type: 'exit', id, code, signal });
+    },
   });
 });
 

@@ -12,10 +12,12 @@
  * nothing started through it outlives this process (bwrap's --die-with-parent adds to that).
  * SWERL_SPAWNER=0 spawns in this process instead.
  */
-import { spawn as spawnHere, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { startChild } from './start-child.mjs';
 
 export interface SpawnRequest {
   program: string;
@@ -63,7 +65,7 @@ class Helper {
 
   constructor() {
     // No flags of this process (a TypeScript loader, -e SCRIPT): the helper is plain JavaScript.
-    this.child = spawnHere(process.execPath, [HELPER], {
+    this.child = spawn(process.execPath, [HELPER], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
       env: { ...process.env, SWERL_SPAWNER_HELPER: '1' },
@@ -138,34 +140,8 @@ function pickHelper(): Helper {
   return helpers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
 }
 
-function spawnInProcess(request: SpawnRequest, handlers: SpawnHandlers): Spawned {
-  const child = spawnHere(request.program, request.args, {
-    detached: request.detached,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: request.env,
-    ...(request.uid !== undefined ? { uid: request.uid, gid: request.gid ?? request.uid } : {}),
-  });
-  const pid = new Promise<number>((resolve, reject) => {
-    child.once('spawn', () => resolve(child.pid!));
-    child.once('error', reject);
-  });
-  child.stdout!.on('data', handlers.stdout);
-  child.stderr!.on('data', handlers.stderr);
-  child.stdin!.on('error', () => undefined);
-  child.stdin!.end(request.stdin);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  return { pid, exit };
-}
-
-/** Starts `request` from a helper (or here, with SWERL_SPAWNER=0); its output reaches `handlers`. */
-export function spawnProcess(request: SpawnRequest, handlers: SpawnHandlers): Spawned {
-  // A helper never starts helpers of its own (should it ever load this module).
-  if (process.env.SWERL_SPAWNER === '0' || process.env.SWERL_SPAWNER_HELPER === '1') return spawnInProcess(request, handlers);
-  const helper = pickHelper();
-  const id = nextId++;
+/** A request's promises, and the Pending that settles them (a failure rejects both). */
+function pendingSpawn(handlers: SpawnHandlers): { pending: Pending; spawned: Spawned } {
   let pending!: Pending;
   const pid = new Promise<number>((resolve, reject) => {
     pending = { handlers, pid: { resolve, reject }, exit: undefined as unknown as Pending['exit'] };
@@ -175,9 +151,34 @@ export function spawnProcess(request: SpawnRequest, handlers: SpawnHandlers): Sp
   });
   // Whoever awaits only `exit` must not see an unhandled rejection of `pid`.
   pid.catch(() => undefined);
+  return { pending, spawned: { pid, exit } };
+}
+
+function spawnInProcess(request: SpawnRequest, handlers: SpawnHandlers): Spawned {
+  const { pending, spawned } = pendingSpawn(handlers);
+  startChild(request, {
+    started: pending.pid.resolve,
+    stdout: handlers.stdout,
+    stderr: handlers.stderr,
+    failed(error) {
+      pending.pid.reject(error);
+      pending.exit.reject(error);
+    },
+    closed: (code, signal) => pending.exit.resolve({ code, signal }),
+  });
+  return spawned;
+}
+
+/** Starts `request` from a helper (or here, with SWERL_SPAWNER=0); its output reaches `handlers`. */
+export function spawnProcess(request: SpawnRequest, handlers: SpawnHandlers): Spawned {
+  // A helper never starts helpers of its own (should it ever load this module).
+  if (process.env.SWERL_SPAWNER === '0' || process.env.SWERL_SPAWNER_HELPER === '1') return spawnInProcess(request, handlers);
+  const helper = pickHelper();
+  const id = nextId++;
+  const { pending, spawned } = pendingSpawn(handlers);
   helper.add(id, pending);
   helper.child.send({ type: 'spawn', id, request } satisfies ToHelper);
-  return { pid, exit };
+  return spawned;
 }
 
 /** Runs a host command to completion: its exit code and stderr (for mkfs, mount and the like). */

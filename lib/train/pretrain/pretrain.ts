@@ -14,7 +14,7 @@ import type { Tokenizer } from '../../types/tokenizer.js';
 import { resolvePretrainConfig, type PretrainTrainConfig } from '../config.js';
 import { renderChartsSvg, seriesOf, type Chart } from '../plots.js';
 import type { TrainEvent } from '../progress.js';
-import { numericStop, saveCheckpoint } from '../resume.js';
+import { finishRun, numericStop, saveCheckpoint } from '../resume.js';
 import { RunDirectory } from '../run-dir.js';
 import { sftStep } from '../sft/core.js';
 import type { SftExample } from '../sft/example.js';
@@ -162,21 +162,14 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
     await tracker?.close();
     policy.dispose();
   }
-  if (stoppedEarly) emit({ type: 'stopped', step: state.step, reason: 'stop requested; resume with run.resume: true' });
-  else emit({ type: 'done', step: state.step });
   if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(pretrainCharts(metricsRows)));
-
-  const checkpoints = await dir.checkpointSteps();
-  const summary: PretrainSummary = {
+  return finishRun<PretrainSummary>(dir, emit, 'stop requested; resume with run.resume: true', {
     dir: run.dir,
     steps: state.step,
     stopped: stoppedEarly,
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals: [],
-    ...(checkpoints.length ? { checkpoint: dir.checkpointDir(checkpoints.at(-1)!) } : {}),
     seconds: (performance.now() - started) / 1000,
     ...(lastProbes ? { probes: lastProbes } : {}),
-  };
-  await dir.writeSummary(summary);
-  return summary;
+  });
 }

@@ -15,7 +15,7 @@ import { evaluate } from '../collect.js';
 import { resolveSftConfig, type TrainConfig } from '../config.js';
 import { renderChartsSvg } from '../plots.js';
 import type { TrainEvent } from '../progress.js';
-import { numericStop, saveCheckpoint } from '../resume.js';
+import { finishRun, numericStop, saveCheckpoint } from '../resume.js';
 import { RunDirectory, type TrainerState } from '../run-dir.js';
 import { evalCurve } from '../step-metrics.js';
 import { openTaskSource, type TaskSource } from '../task-source.js';
@@ -142,20 +142,13 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
     await tracker?.close();
     policy.dispose();
   }
-  if (stoppedEarly) emit({ type: 'stopped', step: state.step, reason: 'stop requested; the unfinished step was dropped and will be redone on resume' });
-  else emit({ type: 'done', step: state.step });
-
-  const checkpoints = await dir.checkpointSteps();
-  const summary: SftSummary = {
+  return finishRun<SftSummary>(dir, emit, 'stop requested; the unfinished step was dropped and will be redone on resume', {
     dir: run.dir,
     steps: state.step,
     stopped: stoppedEarly,
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals,
-    ...(checkpoints.length ? { checkpoint: dir.checkpointDir(checkpoints.at(-1)!) } : {}),
     seconds: (performance.now() - started) / 1000,
     data,
-  };
-  await dir.writeSummary(summary);
-  return summary;
+  });
 }

@@ -4,7 +4,13 @@
 #include <napi.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <climits>
 #include <cstdlib>
+#include <cstring>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "bind/bindings.h"
 #include "bind/napi_util.h"
@@ -14,6 +20,25 @@
 namespace swerl::js {
 
 namespace {
+
+// Why: glibc serves every allocation over its dynamic mmap threshold (at most 32 MB) with a
+// fresh mmap and unmaps it on free, so a training step faults its activations in again, page
+// by page: half of a small model's CPU step (bench/README, "Where a CPU step's time goes").
+// Keeping tensors under 32 MB in the heap, and the heap's freed top, halved the step time.
+// A setting of the user's own (MALLOC_*_ in the environment) wins; SWERL_MALLOC_TUNING=0
+// leaves the allocator alone.
+bool allocator_tuned = false;
+
+void TuneAllocator() {
+#if defined(__GLIBC__)
+  const char* tuning = std::getenv("SWERL_MALLOC_TUNING");
+  if (tuning != nullptr && std::strcmp(tuning, "0") == 0) return;
+  allocator_tuned = true;
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  if (std::getenv("MALLOC_TOP_PAD_") == nullptr) mallopt(M_TOP_PAD, 1 << 30);
+#endif
+}
 
 Napi::Value SetErrorClass(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
@@ -40,6 +65,7 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   out.Set("nccl", nccl_available());
   out.Set("parallelInfo", at::get_parallel_info());
   out.Set("threads", torch_threads());
+  out.Set("allocatorTuned", allocator_tuned);
   return out;
 }
 
@@ -65,6 +91,7 @@ Napi::Value BlasThreads(const Napi::CallbackInfo& info) { return Napi::Number::N
 }  // namespace
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  TuneAllocator();
   // libtorch may start with one intra-op thread here; use every core unless told otherwise.
   const char* threads = std::getenv("SWERL_NUM_THREADS");
   set_torch_threads(threads ? std::atoi(threads) : 0);

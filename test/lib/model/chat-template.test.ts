@@ -326,6 +326,10 @@ t.test('bad input is a SwerlError naming the field', async (t) => {
     /^messages\[0\]\.tool_calls\[0\]\.function\.name is missing/);
   bad(() => renderChat(byteTok, [{ role: 'assistant', content: null, tokenIds: [104, 265] }]),
     /^messages\[0\]\.tokenIds\[1\] is 265; token ids are integers in \[0, 265\)$/);
+  // A model with padded rows (AgentPolicy.vocabSize) samples ids the tokenizer has not: its own samples are taken up to its rows.
+  const padded = new ChatRenderer(byteTok, {}, 272).append({ role: 'assistant', content: null, tokenIds: [104, 271] });
+  t.same([...padded.ids.slice(-4, -2)], [104, 271], 'a sampled id past the tokenizer, below the model\'s rows, is kept');
+  bad(() => new ChatRenderer(byteTok, {}, 272).append({ role: 'assistant', content: null, tokenIds: [272] }), /^messages\[0\]\.tokenIds\[0\] is 272; token ids are integers in \[0, 272\)$/);
 
   bad(() => renderChat(byteTok, [], { tool: [] } as RenderOptions), /^options\.tool is not a known option/);
   bad(() => renderChat(byteTok, [], { tools: [{ type: 'function' }] }), /^options\.tools\.0\.function is required/);

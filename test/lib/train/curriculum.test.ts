@@ -1,8 +1,8 @@
 /**
  * tasks.curriculum: tiers of generated tasks written with disjoint seeds, each a pool and a dev
  * slice (never trained on, never the held-out split); the trainer draws from the current tier,
- * checks its dev slice greedily and advances, says so in the metrics and on the console, and a
- * resumed run goes on in the tier it was in. Bad curricula are refused when the config loads.
+ * checks its dev slice greedily and advances, says so in the metrics and on the console, a
+ * resumed run goes on in the tier it was in, and a later run can start in the tier one ended in. Bad curricula are refused when the config loads.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -76,6 +76,7 @@ t.test('a run advances at its checks, says so, and resumes in its tier', async (
   const curriculum = { tiers: TIERS, devTasks: 2, advanceAt: 0, checkEvery: 1 };
   const first = await train(config(dir, curriculum, { run: { dir, steps: 2, seed: 4, checkpointEvery: 1, keepCheckpoints: 5, progress: 'none' } }), { onEvent: (e) => events.push(e) });
   t.equal(first.steps, 2);
+  t.equal(first.curriculumTier, 'all', 'the summary names the tier it ended in');
   const rows = readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.same(rows.map((r) => r.curriculum.name), ['easy', 'medium'], 'the tier each step trained on');
   t.same(rows.map((r) => r.curriculum.advancedTo), ['medium', 'all']);
@@ -89,6 +90,18 @@ t.test('a run advances at its checks, says so, and resumes in its tier', async (
   const after = readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.equal(after.at(-1).curriculum.name, 'all', 'the resumed run trains in the tier the first one reached');
   t.equal(after.at(-1).curriculum.dev, undefined, 'the last tier is not checked');
+
+  // A later phase starts where this one got to, and places itself before its first step
+  // (advanceAt 0: every check passes, so the placement checks "medium" and moves on).
+  const next = path.join(t.testdir(), 'next');
+  const notes: TrainEvent[] = [];
+  const later = await train(config(next, { ...curriculum, checkEvery: 100, startTier: 'medium', placement: true }, { run: { dir: next, steps: 1, seed: 4, progress: 'none' } }), { onEvent: (e) => notes.push(e) });
+  const rows2 = readFileSync(path.join(next, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.same(rows2[0].curriculum.placement.map((c: { tier: string }) => c.tier), ['medium'], 'the placement starts at startTier, not the first tier');
+  t.type(rows2[0].curriculum.placement[0].dev, 'number');
+  t.equal(rows2[0].curriculum.name, 'all', 'and the first step trains where it placed the run');
+  t.equal(later.curriculumTier, 'all');
+  t.ok(notes.some((e) => e.type === 'note' && /curriculum placement: the dev slice of tier "medium"/.test(e.message)), 'said on the console');
 });
 
 t.test('bad curricula are refused when the config loads, by field', async (t) => {
@@ -101,6 +114,7 @@ t.test('bad curricula are refused when the config loads, by field', async (t) =>
   t.throws(load({ tiers: [] }), /config.tasks.curriculum.tiers must NOT have fewer than 1 items/);
   t.throws(load({ tiers: [{ name: 'x' }], advanceAt: 2 }), /config.tasks.curriculum.advanceAt must be <= 1/);
   t.throws(load({ tiers: [{ name: 'x' }], tier: 1 }), /config.tasks.curriculum.tier is not a known option/);
+  t.throws(load({ tiers: [{ name: 'x' }, { name: 'y' }], startTier: 'z' }), { code: 'ERR_SWERL_INVALID_ARG', message: /config.tasks.curriculum.startTier names "z", which is not one of its tiers; use one of x, y/ });
   t.throws(load({ tiers: [{ name: 'x' }] }, { generate: undefined, path: dir }), /config.tasks.curriculum needs generated tasks/);
   t.same(tierOptions({ tiers: [{ name: 'a', kinds: ['operator'] }], advanceAt: 0.5, devTasks: 1, checkEvery: 1 }, { lines: { min: 4, max: 9 } })[0]!.lines, { min: 4, max: 9 }, 'a tier keeps the generate knobs it does not set');
 });

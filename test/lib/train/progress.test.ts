@@ -2,7 +2,7 @@
 import t from 'tap';
 
 import type { RolloutProgress } from '../../../lib/agent/rollout.js';
-import { consoleReporter } from '../../../lib/train/progress.js';
+import { consoleReporter, RunClock } from '../../../lib/train/progress.js';
 
 function captureStderr(run: () => void): string {
   let text = '';
@@ -46,4 +46,15 @@ t.test("lines mode: a line per step with the step's rates, elapsed time and the 
 t.test('none: nothing at all', async (t) => {
   const report = consoleReporter('none', 4);
   t.equal(captureStderr(() => report({ type: 'start', step: 0, steps: 4, resumed: false, dir: '/runs/a' })), '');
+});
+
+t.test("a step's rollout rates count from when the step could start, not from its first report", async (t) => {
+  const clock = new RunClock(4);
+  clock.begin(0);
+  // The first report of a step comes once an episode is done, here 50 ms or more on.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const first = clock.stepSeconds();
+  t.ok(first >= 0.045, `the first step's time counts from the run's start (${first.toFixed(3)} s)`);
+  clock.finished(1);
+  t.ok(clock.stepSeconds() < first, 'the next step counts from the end of the last');
 });

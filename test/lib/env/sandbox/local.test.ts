@@ -113,3 +113,24 @@ t.test('kill -9 at any moment of a create: the next run reaps every folder and u
   t.same(readdirSync(root).filter((name) => name !== '.uids'), [], 'no folder left');
   t.same(readdirSync(path.join(root, '.uids')), [], 'no uid claim left');
 });
+
+t.test('SIGTERM at any moment of a create: the process removes what it made before it ends, leaving the reaper nothing', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const { spawnTs, waitForExit, waitForLine } = await import('../../../support/child-process.js');
+  const root = mkdtempSync(path.join(os.tmpdir(), 'swerl-termed-create-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const child = path.join(path.dirname(new URL(import.meta.url).pathname), '../../../support/sandbox-creator-child.ts');
+  for (let round = 0; round < 6; round++) {
+    const creator = spawnTs(child, { SWERL_CHILD_ROOT: root });
+    await waitForLine(creator, /created/);
+    // A random moment: four creates and destroys are in flight at any time.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
+    creator.kill('SIGTERM');
+    const exit = await waitForExit(creator);
+    // By the signal, or by the rejection of a create whose half-made folder the signal removed.
+    t.ok(exit.signal === 'SIGTERM' || (exit.code ?? 0) !== 0, `round ${round}: the creator ended (${exit.signal ?? `code ${exit.code}`})`);
+    t.same(readdirSync(root).filter((name) => name !== '.uids'), [], `round ${round}: no sandbox folder left, made or half-made`);
+  }
+  t.same(readdirSync(path.join(root, '.uids')), [], 'no uid claim left');
+});

@@ -1,0 +1,47 @@
+/**
+ * `npm run demo:swe -- --size smoke --model DIR` as a user runs it: every phase (the edit
+ * oracle, SFT, RFT, GRPO++ and continued RFT from the tier RFT reached, the held-out measure
+ * after each, the memorization baseline) from a Hugging Face-layout Qwen3 checkpoint with its
+ * own tokenizer — written by test/support/tiny-checkpoint.ts, not by swerl's save path — to
+ * demo.json and demo.svg. Too small to learn: this is that the phases run and connect.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import t from 'tap';
+
+import { Rng } from '../reference/random.js';
+import { ROOT, spawnTs, waitForExit } from '../support/child-process.js';
+import { writeTinyCheckpoint } from '../support/tiny-checkpoint.js';
+
+const DEMO = path.join(ROOT, 'examples/swe-demo.ts');
+
+t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face checkpoint, with its own tokenizer', async (t) => {
+  const root = t.testdir();
+  const model = path.join(root, 'hf-qwen3');
+  await writeTinyCheckpoint(model, new Rng(11));
+  const out = path.join(root, 'demo');
+  const child = spawnTs(DEMO, { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') }, ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3']);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exit = await waitForExit(child);
+  t.equal(exit.code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
+
+  const demo = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
+  t.equal(demo.model, model, 'the checkpoint given');
+  t.equal(demo.size, 'smoke');
+  t.same(demo.points.map((p: { phase: string }) => p.phase), ['sft', 'rft', 'grpo++', 'rft-continued'], 'a held-out point after every phase');
+  t.ok(demo.points.every((p: { heldout: { tasks: number } }) => p.heldout.tasks === 2), 'each on the 2 held-out tasks');
+  const seed = demo.perSeed[0];
+  // The oracle's trajectories are tokenized with the checkpoint's tokenizer, and SFT refuses
+  // trajectories of another: SFT having run says they matched.
+  t.ok(seed.oracle.tasks > 0 && seed.oracle.resolved === seed.oracle.tasks, `the edit oracle resolved every pool task (${seed.oracle.resolved} of ${seed.oracle.tasks})`);
+  t.match(seed.memorization, { all: { tasks: 2 } }, 'the memorization baseline on the same held-out tasks');
+  for (const arm of ['grpo++', 'rft-continued']) {
+    const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
+    t.equal(config.tasks.curriculum.startTier, seed.summaries[arm].startTier, `${arm} starts in the tier RFT ended in (${seed.summaries[arm].startTier})`);
+  }
+  t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
+  t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
+});
