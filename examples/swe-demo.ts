@@ -5,10 +5,10 @@
  * can read: it copies the file an issue names and the lines of a view, and knows nothing of
  * fixing bugs):
  *
- *   0. suites: a curriculum's tiers of train-split tasks (pools and dev slices) and a held-out
- *      suite of held-out seeds whose programs no train task has
- *   1. the edit oracle (view, str_replace, run the tests, finish) plays every pool task with the
- *      model's tokenizer; SFT on those trajectories
+ *   0. suites: a curriculum's tiers of train-split tasks (SFT tasks, RL pools and dev slices) and
+ *      a held-out suite of held-out seeds whose programs no train task has
+ *   1. the edit oracle (view, str_replace, run the tests, finish) plays every SFT task with the
+ *      model's tokenizer; SFT on those trajectories (tasks of their own: RL never sees them)
  *   2. RFT (the rft preset) on the curriculum
  *   3. from the RFT checkpoint, in the tier RFT reached, GRPO++ and continued RFT, the same
  *      episodes each
@@ -131,18 +131,29 @@ async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed:
   }
 }
 
-/** The suites of one seed: the tiers' pools and dev slices (as the trainer writes them), and a held-out suite disjoint from them. */
+/**
+ * The suites of one seed: per tier, the oracle's tasks for SFT, the pool RFT and RL draw from
+ * (as the trainer writes it) and its dev slice, all of train-split seeds and none shared; and a
+ * held-out suite of held-out seeds disjoint from them. RL learns on tasks SFT never showed it:
+ * on the SFT tasks themselves the policy recalls fixes it was taught (67% resolved, against 37%
+ * held out), which rewards memory rather than fixing.
+ */
 async function suites(tasksDir: string) {
+  const sftTasks: Task[] = [];
   const pools: Task[] = [];
-  for (const [i, options] of tierOptions(CURRICULUM, KNOBS).entries()) {
+  const tiers = tierOptions(CURRICULUM, KNOBS);
+  // The SFT seeds come after every tier's pool and dev slice (tierSeeds' range).
+  const sftFirstSeed = tiers.length * (SIZE.pool + SIZE.dev);
+  for (const [i, options] of tiers.entries()) {
     const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev);
     pools.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
     await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
+    sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
   }
   // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
   const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', count: Math.ceil(SIZE.heldout * 1.15) + 4, disjointFrom: tasksDir, dropShared: true, force: true });
   if (heldout.tasks.length < SIZE.heldout) throw new Error(`only ${heldout.tasks.length} held-out tasks are disjoint from the train programs; ask for fewer`);
-  return { pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
+  return { sftTasks, pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
 
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
@@ -160,8 +171,8 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
 async function runSeed(seed: number) {
   const dir = path.join(root, `seed-${seed}`);
   const tasksDir = path.join(dir, 'tasks');
-  const { pools, heldout, dropped } = await suites(tasksDir);
-  log(`seed ${seed}: ${pools.length} train tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
+  const { sftTasks, pools, heldout, dropped } = await suites(tasksDir);
+  log(`seed ${seed}: ${sftTasks.length} SFT tasks and ${pools.length} RL tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
   const points: Point[] = [];
   const outcomes: Record<string, Outcomes> = {};
   const measure = async (phase: string, episodes: number, checkpoint: string) => {
@@ -172,7 +183,7 @@ async function runSeed(seed: number) {
     return point;
   };
 
-  // 1. The edit oracle plays every pool task, with the model's own tokenizer; SFT on its trajectories.
+  // 1. The edit oracle plays every SFT task, with the model's own tokenizer; SFT on its trajectories.
   const start = await NativePolicy.load(model, { device, threads: 2 });
   const tokenizer = start.tokenizer;
   start.dispose();
@@ -180,7 +191,7 @@ async function runSeed(seed: number) {
   await oracleDir.create({ demo: 'swe', phase: 'oracle', model }, false);
   const backend = await createSandboxBackend('local', { label: 'swerl-swe-demo' });
   const oracle = await runRollouts(
-    pools.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+    sftTasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
     new EditOraclePolicy({ tokenizer }),
     { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
   );
@@ -223,7 +234,7 @@ async function runSeed(seed: number) {
   }
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
-  const memo = await memorizationBaseline(heldout, pools, backend, {
+  const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools], backend, {
     timeoutMs: 60_000,
     concurrency: CONCURRENCY,
     readSource: (task, file) => readFile(path.join(task.repoDir!, file), 'utf8'),

@@ -36,7 +36,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const seed = demo.perSeed[0];
   // The oracle's trajectories are tokenized with the checkpoint's tokenizer, and SFT refuses
   // trajectories of another: SFT having run says they matched.
-  t.ok(seed.oracle.tasks > 0 && seed.oracle.resolved === seed.oracle.tasks, `the edit oracle resolved every pool task (${seed.oracle.resolved} of ${seed.oracle.tasks})`);
+  t.ok(seed.oracle.tasks > 0 && seed.oracle.resolved === seed.oracle.tasks, `the edit oracle resolved every SFT task (${seed.oracle.resolved} of ${seed.oracle.tasks})`);
   t.match(seed.memorization, { all: { tasks: 2 } }, 'the memorization baseline on the same held-out tasks');
   for (const arm of ['grpo++', 'rft-continued']) {
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));

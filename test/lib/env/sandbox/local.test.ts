@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { containmentSuite } from './containment.js';
@@ -91,21 +91,30 @@ containmentSuite(t, {
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
 });
 
-t.test('kill -9 at any moment of a create: the next run reaps every folder and uid claim it left', async (t) => {
+/**
+ * Six times: a process making and destroying sandboxes four at a time (sandbox-creator-child.ts)
+ * on a fresh root gets `signal` at a random moment; `after` sees each exit. Returns the root.
+ */
+async function signalMidCreate(t: Test, signal: NodeJS.Signals, after: (exit: { code: number | null; signal: NodeJS.Signals | null }, round: number, root: string) => void): Promise<string> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const os = await import('node:os');
   const { spawnTs, waitForExit, waitForLine } = await import('../../../support/child-process.js');
-  const root = mkdtempSync(path.join(os.tmpdir(), 'swerl-killed-create-'));
+  const root = mkdtempSync(path.join(os.tmpdir(), 'swerl-signalled-create-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   const child = path.join(path.dirname(new URL(import.meta.url).pathname), '../../../support/sandbox-creator-child.ts');
-  for (let kill = 0; kill < 6; kill++) {
+  for (let round = 0; round < 6; round++) {
     const creator = spawnTs(child, { SWERL_CHILD_ROOT: root });
     await waitForLine(creator, /created/);
     // A random moment: four creates and destroys are in flight at any time.
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
-    creator.kill('SIGKILL');
-    await waitForExit(creator);
+    creator.kill(signal);
+    after(await waitForExit(creator), round, root);
   }
+  return root;
+}
+
+t.test('kill -9 at any moment of a create: the next run reaps every folder and uid claim it left', async (t) => {
+  const root = await signalMidCreate(t, 'SIGKILL', () => undefined);
   const left = readdirSync(root).filter((name) => name !== '.uids');
   t.ok(left.length > 0, `the kills left ${left.length} folder(s) (${left.filter((n) => n.startsWith('.new-')).length} mid-create)`);
   const removed = await new LocalSandboxBackend({ root }).reap();
@@ -115,22 +124,10 @@ t.test('kill -9 at any moment of a create: the next run reaps every folder and u
 });
 
 t.test('SIGTERM at any moment of a create: the process removes what it made before it ends, leaving the reaper nothing', async (t) => {
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const os = await import('node:os');
-  const { spawnTs, waitForExit, waitForLine } = await import('../../../support/child-process.js');
-  const root = mkdtempSync(path.join(os.tmpdir(), 'swerl-termed-create-'));
-  t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const child = path.join(path.dirname(new URL(import.meta.url).pathname), '../../../support/sandbox-creator-child.ts');
-  for (let round = 0; round < 6; round++) {
-    const creator = spawnTs(child, { SWERL_CHILD_ROOT: root });
-    await waitForLine(creator, /created/);
-    // A random moment: four creates and destroys are in flight at any time.
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
-    creator.kill('SIGTERM');
-    const exit = await waitForExit(creator);
+  const root = await signalMidCreate(t, 'SIGTERM', (exit, round, dir) => {
     // By the signal, or by the rejection of a create whose half-made folder the signal removed.
     t.ok(exit.signal === 'SIGTERM' || (exit.code ?? 0) !== 0, `round ${round}: the creator ended (${exit.signal ?? `code ${exit.code}`})`);
-    t.same(readdirSync(root).filter((name) => name !== '.uids'), [], `round ${round}: no sandbox folder left, made or half-made`);
-  }
+    t.same(readdirSync(dir).filter((name) => name !== '.uids'), [], `round ${round}: no sandbox folder left, made or half-made`);
+  });
   t.same(readdirSync(path.join(root, '.uids')), [], 'no uid claim left');
 });
