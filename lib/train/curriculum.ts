@@ -89,10 +89,15 @@ export function tierOptions(curriculum: CurriculumConfig, generate: Partial<SweG
     const { name: _name, ...knobs } = tier;
     return parseSweGenTaskOptions({ ...generate, ...knobs }, where);
   });
-  if (curriculum.startTier !== undefined && !names.has(curriculum.startTier)) {
-    throw invalidArg(`${field}.startTier`, `names ${JSON.stringify(curriculum.startTier)}, which is not one of its tiers`, `use one of ${[...names].join(', ')}`);
-  }
+  if (curriculum.startTier !== undefined) tierIndex([...names], curriculum.startTier, `${field}.startTier`);
   return options;
+}
+
+/** Where the tier named `name` is among `names`; refused by `field` when it is none of them. */
+function tierIndex(names: readonly string[], name: string, field: string): number {
+  const i = names.indexOf(name);
+  if (i < 0) throw invalidArg(field, `names ${JSON.stringify(name)}, which is not one of its tiers`, `use one of ${names.join(', ')}`);
+  return i;
 }
 
 /** Where tier i's tasks sit among the train split's seeds: its pool, then its dev slice; tiers never share a seed. */
@@ -116,11 +121,7 @@ export class Curriculum {
     readonly config: CurriculumConfig,
   ) {
     if (tiers.length === 0) throw invalidArg('curriculum', 'has no tiers');
-    if (config.startTier !== undefined) {
-      const start = tiers.findIndex((tier) => tier.name === config.startTier);
-      if (start < 0) throw invalidArg('curriculum.startTier', `names ${JSON.stringify(config.startTier)}, which is not one of its tiers`, `use one of ${tiers.map((x) => x.name).join(', ')}`);
-      this.#tier = start;
-    }
+    if (config.startTier !== undefined) this.#tier = tierIndex(tiers.map((tier) => tier.name), config.startTier, 'curriculum.startTier');
   }
 
   get tier(): number {

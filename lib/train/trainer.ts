@@ -302,34 +302,43 @@ async function joinRun(start: StartingPoint, parallel: ParallelRun): Promise<voi
 }
 
 /**
+ * Plays the current tier's dev slice greedily and advances when it passes, saying so on the
+ * console. Step 0 is a fresh run's placement, before its first step.
+ */
+async function checkDevSlice(config: TrainConfig, tasks: TaskSource, curriculum: Curriculum, policy: AgentPolicy, step: number, signal: AbortSignal | undefined, ranks: Ranks | undefined, emit: (e: TrainEvent) => void): Promise<{ tier: string; dev: number; advanced: boolean }> {
+  const tier = curriculum.current.name;
+  const dev = await evaluate(config, tasks, policy, signal, ranks, curriculum.current.dev);
+  const advanced = curriculum.observe(dev);
+  if (advanced) {
+    const [what, when] = step === 0 ? ['curriculum placement', 'the first step'] : ['curriculum', 'the next step'];
+    emit({ type: 'note', step, message: `${what}: the dev slice of tier "${tier}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from ${when}` });
+  }
+  return { tier, dev, advanced };
+}
+
+/**
  * The curriculum's part of a step's metrics: the tier trained on, and on a check step the dev
- * slice's greedy resolve rate and whether it advanced (said on the console when it did).
+ * slice's greedy resolve rate and whether it advanced.
  */
 async function curriculumStep(config: TrainConfig, tasks: TaskSource, curriculum: Curriculum, policy: AgentPolicy, step: number, signal: AbortSignal | undefined, ranks: Ranks | undefined, emit: (e: TrainEvent) => void): Promise<Record<string, unknown>> {
   const row: Record<string, unknown> = { tier: curriculum.tier, name: curriculum.current.name };
   if (!curriculum.checks(step)) return row;
-  const from = curriculum.current.name;
-  const dev = await evaluate(config, tasks, policy, signal, ranks, curriculum.current.dev);
-  row.dev = dev;
-  if (curriculum.observe(dev)) {
-    row.advancedTo = curriculum.current.name;
-    emit({ type: 'note', step, message: `curriculum: the dev slice of tier "${from}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from the next step` });
-  }
+  const check = await checkDevSlice(config, tasks, curriculum, policy, step, signal, ranks, emit);
+  row.dev = check.dev;
+  if (check.advanced) row.advancedTo = curriculum.current.name;
   return row;
 }
 
 /**
- * Places a fresh run: the current tier's dev slice is played greedily, and the next tier taken
- * while one passes advanceAt. The checks go into the first step's metrics.
+ * Places a fresh run: the current tier's dev slice is played, and the next tier taken while
+ * one passes advanceAt. The checks go into the first step's metrics.
  */
 async function placeInCurriculum(config: TrainConfig, tasks: TaskSource, curriculum: Curriculum, policy: AgentPolicy, signal: AbortSignal | undefined, ranks: Ranks | undefined, emit: (e: TrainEvent) => void): Promise<{ tier: string; dev: number }[]> {
   const checks: { tier: string; dev: number }[] = [];
   while (!curriculum.last) {
-    const tier = curriculum.current.name;
-    const dev = await evaluate(config, tasks, policy, signal, ranks, curriculum.current.dev);
+    const { tier, dev, advanced } = await checkDevSlice(config, tasks, curriculum, policy, 0, signal, ranks, emit);
     checks.push({ tier, dev });
-    if (!curriculum.observe(dev)) break;
-    emit({ type: 'note', step: 0, message: `curriculum placement: the dev slice of tier "${tier}" resolved ${dev.toFixed(3)} (>= ${curriculum.config.advanceAt}): tier "${curriculum.current.name}" from the first step` });
+    if (!advanced) break;
   }
   return checks;
 }

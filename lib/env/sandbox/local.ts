@@ -272,12 +272,6 @@ export class LocalSandboxBackend implements SandboxBackend {
       await fs.mkdir(staging, { mode: 0o711 });
       await writeMeta(staging, meta);
       await fs.rename(staging, dir);
-    } catch (error) {
-      removeTree(staging);
-      untrack();
-      throw error;
-    }
-    try {
       if (IS_ROOT) {
         // The claim names the id, so a run killed before the meta below is rewritten leaves a
         // claim the reaper still finds (releaseOrphanClaims).
