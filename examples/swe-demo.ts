@@ -22,6 +22,7 @@
  * phase is a train() run of its own config.json.
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
+ *                    [--rl-steps N] [--rl-lr X]   (GRPO++ and continued RFT: steps, and GRPO++'s learning rate)
  */
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -56,6 +57,8 @@ const { values: args } = parseArgs({
     model: { type: 'string' },
     device: { type: 'string' },
     dir: { type: 'string' },
+    'rl-steps': { type: 'string' },
+    'rl-lr': { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -83,7 +86,14 @@ const SIZES = {
 };
 const sizeName = quick ? 'quick' : (args.size ?? 'full');
 if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
-const SIZE = SIZES[sizeName as keyof typeof SIZES];
+function flagNumber(flag: string, text: string | undefined, integer: boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(`--${flag} is ${JSON.stringify(text)}; give a ${integer ? 'whole number' : 'number'} above 0, e.g. --${flag} ${integer ? 20 : '3e-5'}`);
+  return n;
+}
+const rlSteps = flagNumber('rl-steps', args['rl-steps'], true);
+const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...(rlSteps !== undefined ? { rlSteps } : {}) };
 
 /** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
 const KNOBS = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
@@ -102,7 +112,13 @@ const CURRICULUM: CurriculumConfig = {
 const ENV = { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 };
 const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 2048, maxTokensPerTurn: 256, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
 const CONCURRENCY = Math.max(8, 4 * cpus().length);
-const LR = { sft: 1e-3, rft: 3e-4, rl: 1e-4 };
+/**
+ * GRPO++ takes this many optimizer steps on each step's episodes (PPO's mini-batches, clipped):
+ * rejection fine-tuning takes one per 8 resolved episodes (~6 a step here), and one update per
+ * 64 episodes left GRPO++ moving a quarter as often on the same samples.
+ */
+const RL_MINI_BATCHES = 4;
+const LR = { sft: 1e-3, rft: 1e-4, rl: flagNumber('rl-lr', args['rl-lr'], false) ?? 3e-5 };
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
@@ -218,7 +234,7 @@ async function runSeed(seed: number) {
   // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
   const rlEpisodes = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
   const arms = [
-    { phase: 'grpo++', algorithm: { preset: 'grpo++' }, lr: LR.rl },
+    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: Math.min(RL_MINI_BATCHES, SIZE.rlTasks * SIZE.rlSamples) }, lr: LR.rl },
     { phase: 'rft-continued', algorithm: { preset: 'rft' }, lr: LR.rft },
   ];
   const summaries: Record<string, unknown> = {};
@@ -291,6 +307,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   budget: SIZE,
   curriculum: CURRICULUM,
   lr: LR,
+  rlMiniBatches: RL_MINI_BATCHES,
   points,
   pooled,
   comparison,

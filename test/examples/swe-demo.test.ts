@@ -21,7 +21,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const model = path.join(root, 'hf-qwen3');
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
-  const child = spawnTs(DEMO, { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') }, ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3']);
+  const child = spawnTs(DEMO, { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') }, ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-lr', '5e-5']);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -41,6 +41,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   for (const arm of ['grpo++', 'rft-continued']) {
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
     t.equal(config.tasks.curriculum.startTier, seed.summaries[arm].startTier, `${arm} starts in the tier RFT ended in (${seed.summaries[arm].startTier})`);
+    t.equal(config.run.steps, 2, `${arm}: --rl-steps`);
+    t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rft, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
