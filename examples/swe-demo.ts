@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { runRollouts } from '../lib/agent/rollout.js';
 import { EditOraclePolicy } from '../lib/agent/scripted-policy.js';
 import { parseAgentLoopOptions } from '../lib/agent/agent-loop.js';
+import { integerArg, positiveNumberArg } from '../lib/cli/flags.js';
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
 import { SweEnv } from '../lib/env/swe-env.js';
 import { writeSweGenSuite } from '../lib/env/tasks/swe-gen/index.js';
@@ -86,13 +87,7 @@ const SIZES = {
 };
 const sizeName = quick ? 'quick' : (args.size ?? 'full');
 if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
-function flagNumber(flag: string, text: string | undefined, integer: boolean): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!(n > 0) || !Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(`--${flag} is ${JSON.stringify(text)}; give a ${integer ? 'whole number' : 'number'} above 0, e.g. --${flag} ${integer ? 20 : '3e-5'}`);
-  return n;
-}
-const rlSteps = flagNumber('rl-steps', args['rl-steps'], true);
+const rlSteps = args['rl-steps'] === undefined ? undefined : integerArg('--rl-steps')(args['rl-steps']);
 const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...(rlSteps !== undefined ? { rlSteps } : {}) };
 
 /** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
@@ -115,10 +110,11 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
 /**
  * GRPO++ takes this many optimizer steps on each step's episodes (PPO's mini-batches, clipped):
  * rejection fine-tuning takes one per 8 resolved episodes (~6 a step here), and one update per
- * 64 episodes left GRPO++ moving a quarter as often on the same samples.
+ * 64 episodes left GRPO++ moving a quarter as often on the same samples (fewer when a step has
+ * fewer than 4 episodes).
  */
-const RL_MINI_BATCHES = 4;
-const LR = { sft: 1e-3, rft: 1e-4, rl: flagNumber('rl-lr', args['rl-lr'], false) ?? 3e-5 };
+const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
+const LR = { sft: 1e-3, rft: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
@@ -234,7 +230,7 @@ async function runSeed(seed: number) {
   // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
   const rlEpisodes = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
   const arms = [
-    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: Math.min(RL_MINI_BATCHES, SIZE.rlTasks * SIZE.rlSamples) }, lr: LR.rl },
+    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES }, lr: LR.rl },
     { phase: 'rft-continued', algorithm: { preset: 'rft' }, lr: LR.rft },
   ];
   const summaries: Record<string, unknown> = {};

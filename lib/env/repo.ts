@@ -65,7 +65,7 @@ export async function prepareRepository(sandbox: Sandbox, task: Task): Promise<P
     'fi',
     'git rev-parse HEAD',
   ].join('\n');
-  const head = await mustRun(sandbox, script, 'creating the base commit', gitignore ? { stdin: gitignore } : {});
+  const head = await mustRun(sandbox, script, 'reading or creating the base commit', gitignore ? { stdin: gitignore } : {});
   return { baseCommit: head.stdout.toString().trim(), stash };
 }
 
