@@ -33,6 +33,9 @@
  *   does too).
  * - An explicit `concise` view with a `view_range` checks the range against the file's lines;
  *   R2E-Gym checked it against the number of condensed lines (the r2egym profile does too).
+ * - `str_replace` with `new_str` equal to `old_str` is refused, as OpenHands' editor refuses it:
+ *   R2E-Gym rewrote the file unchanged and answered as for an edit, so an agent that copied the
+ *   line it meant to fix was told it had edited the file.
  */
 import path from 'node:path';
 
@@ -234,6 +237,9 @@ export class FileEditor {
     if (occurrences === 0) throw new EditorError(`No occurrences of '${oldStr}' found in ${file} for replacement.`);
     if (occurrences > 1) {
       throw new EditorError(`Multiple occurrences of '${oldStr}' found in ${file}. Please ensure it is unique before using str_replace.`);
+    }
+    if (newStr === oldStr && this.profile !== 'r2egym') {
+      throw new EditorError('No replacement was performed: `new_str` is the same as `old_str`. Write the changed text in `new_str`.');
     }
     const { updated, observation } = replaceOnce(file, text, oldStr, newStr);
     await this.write(file, encodeText(updated, decoded));

@@ -165,6 +165,20 @@ t.test('str_replace', async (t) => {
     '"line 1" is in line 10 and 11 too',
   );
   t.equal(await editor.run({ command: 'str_replace', path: file, new_str: 'x' }), "ERROR: Missing required parameter 'old_str' for 'str_replace'.");
+  const before = (await sandbox.readFile('src/app.py')).toString();
+  t.equal(
+    await editor.run({ command: 'str_replace', path: file, old_str: 'line 7', new_str: 'line 7' }),
+    'ERROR: No replacement was performed: `new_str` is the same as `old_str`. Write the changed text in `new_str`.',
+    'a replacement that changes nothing is refused',
+  );
+  t.equal(
+    await editor.run({ command: 'str_replace', path: file, old_str: 'line 77', new_str: 'line 77' }),
+    `ERROR: No occurrences of 'line 77' found in ${file} for replacement.`,
+    'a text that is not there is reported first',
+  );
+  t.equal((await sandbox.readFile('src/app.py')).toString(), before, 'the file is untouched');
+  const r2egym = new FileEditor(sandbox, { profile: 'r2egym' });
+  t.match(await r2egym.run({ command: 'str_replace', path: file, old_str: 'line 7', new_str: 'line 7' }), /has been edited/, "the r2egym profile rewrites the file as R2E-Gym's script did");
   t.equal(
     await editor.run({ command: 'str_replace', path: '/testbed/src', old_str: 'a', new_str: 'b' }),
     "ERROR: The path '/testbed/src' is a directory. Only 'view' can be used on directories.",
