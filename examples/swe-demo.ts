@@ -114,6 +114,9 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * fewer than 4 episodes).
  */
 const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
+/** Episodes each phase samples: RFT's, then each RL arm's (GRPO++ and continued RFT alike). */
+const RFT_EPISODES = SIZE.rftSteps * SIZE.rftTasks * SIZE.rftSamples;
+const RL_EPISODES = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
 const LR = { sft: 1e-3, rft: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
 
 const started = performance.now();
@@ -218,17 +221,15 @@ async function runSeed(seed: number) {
   await measure('sft', 0, sft.checkpoint!);
 
   // 2. RFT on the curriculum.
-  const rftEpisodes = SIZE.rftSteps * SIZE.rftTasks * SIZE.rftSamples;
   const rft = await train({
     ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
     rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rftTasks, samplesPerTask: SIZE.rftSamples },
     optimizer: { lr: LR.rft },
     algorithm: { preset: 'rft' },
   });
-  await measure('rft', rftEpisodes, rft.checkpoint!);
+  await measure('rft', RFT_EPISODES, rft.checkpoint!);
 
   // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
-  const rlEpisodes = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
   const arms = [
     { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES }, lr: LR.rl },
     { phase: 'rft-continued', algorithm: { preset: 'rft' }, lr: LR.rft },
@@ -242,7 +243,7 @@ async function runSeed(seed: number) {
       algorithm: arm.algorithm,
     });
     summaries[arm.phase] = { dir: run.dir, last: run.last, startTier: rft.curriculumTier, endTier: run.curriculumTier };
-    await measure(arm.phase, rftEpisodes + rlEpisodes, run.checkpoint!);
+    await measure(arm.phase, RFT_EPISODES + RL_EPISODES, run.checkpoint!);
   }
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
@@ -276,7 +277,7 @@ const pooled = Object.fromEntries(phases.map((phase) => [phase, rateOf(results.f
 console.log('\nphase           held-out resolved (Wilson 95%)      seeds pooled');
 for (const phase of phases) console.log(`${phase.padEnd(15)} ${formatRate(pooled[phase]!)}`);
 console.log(
-  `\nGRPO++ vs continued RFT (same start, ${SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples} episodes each, ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
+  `\nGRPO++ vs continued RFT (same start, ${RL_EPISODES} episodes each, ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
     `${comparison.difference >= 0 ? '+' : ''}${comparison.difference.toFixed(1)} points; only GRPO++ solved ${comparison.onlyA}, only RFT ${comparison.onlyB}; McNemar p = ${comparison.p.toPrecision(3)}`,
 );
 for (const r of results) console.log(`seed ${r.seed}: memorization baseline ${formatRate(r.memorization.all)}; never-seen-fix subset (${r.memorization.neverSeenTasks} tasks): baseline ${formatRate(r.memorization.neverSeen.memorization)}`);

@@ -340,10 +340,31 @@ function editorCall(args: Record<string, string>): string {
 }
 
 /**
+ * A command that prints what the issue's first failing call returns, written as the issue
+ * writes values (lib/env/tasks/swe-gen/values.ts: Python's repr; for JavaScript, lists as JSON
+ * with ", " and the rest as console.log prints them), so that its output reads against the issue's "expected" at a glance. The call is
+ * the first backticked `name(...)` of the issue; the module is the file at the repository's root.
+ */
+export function reproductionCommand(issue: string, file: string, language: string): string {
+  const call = /`([A-Za-z_][A-Za-z0-9_]*)\(([^`]*)\)`/.exec(issue);
+  if (!call) throw new SwerlError('ERR_SWERL_INVALID_ARG', `the issue names no failing call (\`name(...)\`) to reproduce: ${JSON.stringify(issue.slice(0, 200))}`);
+  const [text, fn] = [call[0].slice(1, -1), call[1]!];
+  const code = language === 'python'
+    ? `from ${path.posix.basename(file, '.py')} import ${fn}; print(repr(${text}))`
+    : `import { ${fn} } from './${file}'; const r = ${text}; console.log(Array.isArray(r) ? JSON.stringify(r).replace(/,/g, ', ') : r)`;
+  // Double quotes read best; a call with a character the shell expands there is quoted whole.
+  const quoted = /["$`\\]/.test(code) ? shellQuote(code) : `"${code}"`;
+  return language === 'python' ? `python3 -c ${quoted}` : `node --input-type=module -e ${quoted}`;
+}
+
+/**
  * Fixes a generated task the way an agent would, through the tools: views the source file,
- * replaces each buggy line with file_editor's str_replace, runs the repository's tests, then
- * calls finish. Its episodes are the supervised warm-up of a model that has never seen code:
- * every turn is a tool call a model can learn to make from the issue and what it observed.
+ * replaces each buggy line with file_editor's str_replace, runs the issue's failing call to
+ * see it now gives what the issue expects, then calls finish. (The repository's own tests
+ * pass before the fix as after it: swe-gen's failing tests are hidden, so running them would
+ * show the model nothing.) Its episodes are the supervised warm-up of a model that has never
+ * seen code: every turn is a tool call a model can learn to make from the issue and what it
+ * observed.
  */
 export class EditOraclePolicy extends ScriptedPolicy {
   /** The turns of the last task seen (episodes of one task ask turn after turn). */
@@ -359,12 +380,12 @@ export class EditOraclePolicy extends ScriptedPolicy {
     const { file, language, bugs } = editableTask(task);
     if (task.repoDir === undefined) throw invalidArg(`task ${task.id}`, 'has no repoDir', 'the edit oracle reads the source file from the task folder');
     const filePath = `${task.workdir}/${file}`;
-    const runTests = language === 'python' ? 'python3 -m pytest -q' : 'node --test --test-reporter=dot';
+    const reproduce = reproductionCommand(task.problemStatement, file, language);
     const source = readFileSync(path.join(task.repoDir, file), 'utf8');
     const turns = [
       editorCall({ command: 'view', path: filePath }),
       ...replacements(source, bugs).map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
-      bashCall(runTests),
+      bashCall(reproduce),
       FINISH,
     ];
     this.#cached = { task, turns };

@@ -290,7 +290,7 @@ t.test('swe-mini: the oracle scores 1 and the no-op 0 on every task', async (t) 
   checkRootEmpty(t);
 });
 
-t.test('the edit oracle fixes generated tasks through the tools: view, str_replace, tests, finish', async (t) => {
+t.test("the edit oracle fixes generated tasks through the tools: view, str_replace, the issue's call, finish", async (t) => {
   // Train seeds 0-9 hold every language x bug kind; seed 8's buggy line `  return high;` is
   // unique only with its indentation, which the call grammar trims: the oracle widens it.
   const suite = await writeSweGenSuite(path.join(testdir, 'swe-gen'), { split: 'train', firstSeed: 0, count: 10 });
@@ -302,10 +302,15 @@ t.test('the edit oracle fixes generated tasks through the tools: view, str_repla
     const task = suite.tasks[i]!;
     const bugs = (task.metadata.sweGen as { bugs: unknown[] }).bugs.length;
     t.equal(trajectory.reward, 1, `${task.id}: reward 1 (${trajectory.rewardReason})`);
-    t.same(trajectory.turns.map((turn) => turn.tool), ['file_editor', ...Array(bugs).fill('file_editor'), 'execute_bash', 'finish'], `${task.id}: view, ${bugs} edit(s), tests, finish`);
+    t.same(trajectory.turns.map((turn) => turn.tool), ['file_editor', ...Array(bugs).fill('file_editor'), 'execute_bash', 'finish'], `${task.id}: view, ${bugs} edit(s), the call, finish`);
     t.ok(trajectory.turns.every((turn) => turn.formatError === undefined), `${task.id}: every turn well-formed`);
-    t.match(trajectory.turns.at(-2)!.observation, /^Exit code: 0\n/, `${task.id}: the visible tests pass after the fix`);
+    // The issue's first failing call, run after the fix, prints what the issue expects, as the issue writes it.
+    const expected = /(?:should return|instead of(?: returning)?|to return) `([^`]*)`/.exec(task.problemStatement)![1]!;
+    const observation = trajectory.turns.at(-2)!.observation;
+    t.match(observation, /^Exit code: 0\n/, `${task.id}: the call runs`);
+    t.ok(observation.trimEnd().split('\n').includes(expected), `${task.id}: and prints ${expected}, as the issue expects`);
   });
   t.throws(() => oracle.turns({ ...suite.tasks[0]!, metadata: {} }), /carries no swe-gen fix/, 'a task that is not generated is refused');
+  t.throws(() => oracle.turns({ ...suite.tasks[1]!, problemStatement: 'It is broken.' }), /the issue names no failing call/, 'an issue without a call to run is refused');
   checkRootEmpty(t);
 });
