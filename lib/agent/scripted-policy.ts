@@ -342,8 +342,9 @@ function editorCall(args: Record<string, string>): string {
 /**
  * A command that prints what the issue's first failing call returns, written as the issue
  * writes values (lib/env/tasks/swe-gen/values.ts: Python's repr; for JavaScript, lists as JSON
- * with ", " and the rest as console.log prints them), so that its output reads against the issue's "expected" at a glance. The call is
- * the first backticked `name(...)` of the issue; the module is the file at the repository's root.
+ * with ", " and the rest as console.log prints them), so that its output reads against the
+ * issue's "expected" at a glance. The call is the first backticked `name(...)` of the issue;
+ * the module is the file at the repository's root.
  */
 export function reproductionCommand(issue: string, file: string, language: string): string {
   const call = /`([A-Za-z_][A-Za-z0-9_]*)\(([^`]*)\)`/.exec(issue);
