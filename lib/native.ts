@@ -229,7 +229,7 @@ export type NativeGroupHandle = { readonly __nativeGroup: unique symbol };
 export interface NativeAddon {
   PolicyHandle: new (
     config: NativeModelConfig,
-    options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number; prefillChunkTokens?: number },
+    options: { device: string; computeDtype: NativeDtype; prefixCacheBytes?: number; prefillChunkTokens?: number; decodeGraphs?: boolean },
   ) => NativePolicyHandle;
   parameterSpecs(config: NativeModelConfig): NativeParameterSpec[];
 

@@ -8,6 +8,9 @@
 #   tests      (Node) the tap tests that need CUDA or transformers: the kernel check, the fused
 #              loss on both devices, the policy on CUDA, Hugging Face parity, the NCCL group
 #   train      (Node) the FrozenLake demo with model.device 'cuda'
+#   profile    swerl_policy_bench --profile: the Qwen3-0.6B-shaped policy's train steps (4 x 4096,
+#              1 x 16384) and decode steps (batch 1, 16, 64) by phase, then transformers' generate
+#              on the same shape and card (bench/hf_generate.py) as the baseline
 #   bench      swerl_loss_bench over the issue's shapes; (Node) bench:policy-cuda
 #   anchor     PyTorch's own losses on the same shapes (eager, torch.compile, chunked, GEMMs), when
 #              SWERL_LOSS_ANCHOR names ../shared/tools/gpu_loss_anchor.py or a copy of it
@@ -16,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/results}
-stages=" ${SWERL_GPU_STAGES:-build kernels tests train bench anchor} "
+stages=" ${SWERL_GPU_STAGES:-build kernels tests train profile bench anchor} "
 mkdir -p "$out"
 status=0
 has() { [[ "$stages" == *" $1 "* ]]; }
@@ -76,6 +79,12 @@ if has train && $with_node; then
   cp runs/frozenlake-cuda/demo.json "$out/frozenlake-cuda.json" 2>/dev/null || true
 fi
 
+if has profile; then
+  stamp profile
+  "$bin/swerl_policy_bench" --profile --new 64 --out "$out/policy-profile-cuda.json" 2>&1 | tee "$out/policy-profile-cuda.txt" || status=1
+  python3 bench/hf_generate.py "$out/hf-generate-cuda.json" --batches 1,16,64 --prompt 128 --new 64 --repeats 3 || status=1
+fi
+
 if has bench; then
   stamp bench
   "$bin/swerl_loss_bench" --out "$out/loss-cuda.json" "$@" 2>&1 | tee "$out/loss-cuda.txt" || status=1
@@ -84,7 +93,8 @@ if has bench; then
   SWERL_LOSS_SCALAR_PASSES=1 "$bin/swerl_loss_bench" --no-eager --hidden 1024,4096 --tokens 16384 \
     --out "$out/loss-cuda-scalar.json" 2>&1 | tee "$out/loss-cuda-scalar.txt" || status=1
   if $with_node; then
-    node dist/bench/policy-cuda.js --out "$out/policy-cuda.json" 2>&1 | tee "$out/policy-cuda.txt" || status=1
+    # SWERL_POLICY_CUDA_ARGS: extra flags (e.g. --no-hf when the profile stage ran the baseline).
+    node dist/bench/policy-cuda.js --out "$out/policy-cuda.json" ${SWERL_POLICY_CUDA_ARGS:-} 2>&1 | tee "$out/policy-cuda.txt" || status=1
   fi
 fi
 

@@ -63,6 +63,12 @@ export interface NativePolicyOptions {
    * so its activations take a chunk's memory whatever its length.
    */
   prefillChunkTokens: number;
+  /**
+   * CUDA: decode steps replayed as captured CUDA graphs, one per batch bucket (attention over
+   * the KV cache's whole capacity, masked; the batch padded to a power of two), instead of
+   * ~2,300 kernels launched one by one from the host. No effect on the CPU.
+   */
+  decodeGraphs: boolean;
   /** libtorch intra-op threads; 0 = every core. */
   threads?: number;
 }
@@ -107,6 +113,7 @@ export const MODEL_FIELDS = {
   // 1 GiB: an 8k-token conversation of Qwen3-0.6B (bf16) takes 0.9 GB; the small presets, MBs.
   prefixCacheBytes: { type: 'integer', minimum: 0, maximum: 2 ** 50, default: 2 ** 30 },
   prefillChunkTokens: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 8192 },
+  decodeGraphs: { type: 'boolean', default: true },
   activationCheckpointing: { type: 'boolean', default: false },
   threads: { type: 'integer', minimum: 0, maximum: MAX_THREADS },
   maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6, default: 1 },

@@ -155,7 +155,7 @@ export class NativePolicy {
     const computeDtype = opts.computeDtype ?? (opts.device === 'cpu' ? 'float32' : 'bfloat16');
     if (opts.device !== 'cpu' && !native().buildInfo().cuda)
       throw invalidArg('options.device', `is ${opts.device} but the native addon was built without CUDA`, 'use device "cpu", or build swerl against a CUDA libtorch with nvcc on PATH');
-    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]!, prefixCacheBytes: opts.prefixCacheBytes, prefillChunkTokens: opts.prefillChunkTokens });
+    const handle = new (native().PolicyHandle)(config.native, { device: opts.device, computeDtype: NATIVE_DTYPE[computeDtype]!, prefixCacheBytes: opts.prefixCacheBytes, prefillChunkTokens: opts.prefillChunkTokens, decodeGraphs: opts.decodeGraphs });
 
     const carried: Record<string, string> = {};
     try {

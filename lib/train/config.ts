@@ -59,6 +59,8 @@ export interface ModelConfig {
   prefixCacheBytes: number;
   /** Prompt tokens per prefill forward at most (longer prompts go in chunks). */
   prefillChunkTokens: number;
+  /** CUDA: decode steps replayed as captured graphs (NativePolicyOptions.decodeGraphs). */
+  decodeGraphs: boolean;
   activationCheckpointing: boolean;
   /** libtorch threads (0 = every core). */
   threads?: number;

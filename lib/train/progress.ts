@@ -93,7 +93,9 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
   let display: ProgressDisplay | undefined;
   let runLine: LiveLine | undefined;
   let stepBar: LiveLine | undefined;
-  let lastLine = 0;
+  // From the reporter's start, not the process's: a process that took 30 s to get here (a
+  // loaded machine, a long setup) would print a rollout line at a step's first event.
+  let lastLine = performance.now();
   const out = () => (display ??= progressDisplay(live));
   const stop = () => {
     display?.stop();
@@ -104,6 +106,7 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
     switch (e.type) {
       case 'start':
         clock.begin(e.step);
+        lastLine = performance.now();
         out().log(`swerl: ${e.resumed ? `resuming at step ${e.step + 1}` : 'training'} for ${steps} steps in ${e.dir}`);
         if (live) {
           runLine = out().line();

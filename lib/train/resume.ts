@@ -37,6 +37,7 @@ export function policyOptions(config: Pick<TrainConfig, 'model' | 'optimizer' | 
     maxBatchSize: m.maxBatchSize,
     prefixCacheBytes: m.prefixCacheBytes,
     prefillChunkTokens: m.prefillChunkTokens,
+    decodeGraphs: m.decodeGraphs,
     activationCheckpointing: m.activationCheckpointing,
     ...(m.threads !== undefined ? { threads: m.threads } : {}),
     maxGradNorm: o.maxGradNorm,

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "math/token_weights.h"
 #include "model/attention.h"
 #include "model/generator.h"
+#include "model/sampler.h"
 #include "model/transformer.h"
 
 namespace {
@@ -334,10 +336,15 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
   }
 
   // Tokens whose coefficient is zero (A = 0, no entropy term) get exactly zero rows of dX.
+  // The other half is weighted with A > 0 and no upper clip, so none of it can be zero too
+  // (random inputs left all 20 masked or clipped for some seeds).
   {
-    const LossOptions o;
+    LossOptions o;
+    o.clip_high = std::numeric_limits<double>::infinity();
     Inputs in = make_inputs(gen, 40, 16, 500, at::kBFloat16, 2.0, o);
     in.tokens.advantages.narrow(0, 0, 20).zero_();
+    in.tokens.advantages.narrow(0, 20, 20).abs_().add_(0.1);
+    in.tokens.weights.narrow(0, 20, 20).fill_(0.05);
     const Run r = run_fused(in, o, device, 8, 128, true);
     check(r.grad_hidden.narrow(0, 0, 20).to(at::kFloat).eq(0).all().item<bool>() &&
               r.grad_hidden.narrow(0, 20, 20).to(at::kFloat).ne(0).any().item<bool>(),
@@ -492,14 +499,10 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
   }
 }
 
-// Continuous batching over a poisoned KV cache: two generators run the same schedule (three
-// prompts of different lengths, decode steps, a release that moves the last slot into the
-// hole, a short prompt admitted over a longer one's stale slot, a prefix-cache hit), and one
-// has every position no live sequence owns overwritten with 1e6 after each step. A stale
-// key or value that reached a score or an output would change a token or a logprob.
-void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
+// A two-layer Qwen3-style decoder small enough to run a generation schedule in milliseconds.
+ModelConfig tiny_decoder(int64_t vocab) {
   ModelConfig config;
-  config.vocab_size = 64;
+  config.vocab_size = vocab;
   config.hidden_size = 32;
   config.intermediate_size = 64;
   config.num_layers = 2;
@@ -507,6 +510,16 @@ void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
   config.num_kv_heads = 2;
   config.head_dim = 8;
   config.qk_norm = true;
+  return config;
+}
+
+// Continuous batching over a poisoned KV cache: two generators run the same schedule (three
+// prompts of different lengths, decode steps, a release that moves the last slot into the
+// hole, a short prompt admitted over a longer one's stale slot, a prefix-cache hit), and one
+// has every position no live sequence owns overwritten with 1e6 after each step. A stale
+// key or value that reached a score or an output would change a token or a logprob.
+void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
+  const ModelConfig config = tiny_decoder(64);
   Transformer model(config, device, at::kFloat);
   init_random(model, 0.3, seed);
   Generator clean(model), poisoned(model);
@@ -564,6 +577,151 @@ void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
                                          " tokens and logprobs unchanged by 1e6 in every unowned position (max |Δ logprob| " + fmt(worst) + ")");
 }
 
+// The sampler against today's definition computed in float64: token = the first index whose
+// cumulative probability (top-k, then top-p, applied to the tempered log-softmax) reaches
+// u x the total, u from the request's (seed, draw) stream; greedy rows take the argmax. The
+// device works in float32, so where the float64 target lies within `slack` of a token's
+// boundary either neighbour is right; anything else is a wrong token.
+void check_sampler(const at::Device& device, at::Generator& gen) {
+  struct Shape { int64_t rows, vocab; double spread; at::ScalarType type; };
+  const std::vector<Shape> shapes = {{7, 512, 1.0, at::kFloat}, {64, 5003, 3.0, at::kFloat},
+                                     {16, 151936, 2.0, at::kBFloat16}, {1, 151936, 4.0, at::kFloat}};
+  const double temperatures[] = {0.0, 0.6, 1.0, 1.3};
+  const int64_t top_ks[] = {0, 0, 1, 20};
+  const double top_ps[] = {1.0, 1.0, 0.9, 0.5};
+  for (const Shape& shape : shapes) {
+    const int64_t n = shape.rows, V = shape.vocab;
+    int64_t draws_done = 0, exact = 0, near_boundary = 0, wrong = 0;
+    std::string wrong_rows;  // which kind of request each wrong token came from
+    double worst_logprob = 0;
+    for (int round = 0; round < 4; ++round) {
+      const at::Tensor logits64 = (at::randn({n, V}, gen, at::kDouble) * shape.spread).to(shape.type).to(at::kDouble);
+      std::vector<SamplingParams> params(static_cast<size_t>(n));
+      std::vector<uint64_t> draws(static_cast<size_t>(n));
+      const at::Tensor picks = at::randint(1 << 30, {n, 4}, gen, at::kLong);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t* pick = picks[i].data_ptr<int64_t>();
+        params[i].temperature = temperatures[pick[0] % 4];
+        params[i].top_k = top_ks[pick[1] % 4];
+        params[i].top_p = top_ps[pick[2] % 4];
+        params[i].seed = uint64_t(pick[3]);
+        draws[i] = uint64_t(round * 7 + i);
+      }
+      const SampledTokens got = sample_tokens(logits64.to(shape.type).to(device), params, draws);
+      for (int64_t i = 0; i < n; ++i, ++draws_done) {
+        const SamplingParams& p = params[i];
+        const double inv_t = double(float(p.temperature > 0 ? 1.0 / p.temperature : 1.0));
+        const at::Tensor logp = at::log_softmax(logits64[i] * inv_t, 0);
+        const int32_t token = got.tokens[i];
+        worst_logprob = std::max(worst_logprob, std::abs(double(got.logprobs[i]) - logp[token].item<double>()));
+        const std::string kind = "(t " + fmt(p.temperature) + ", top_k " + std::to_string(p.top_k) + ", top_p " + fmt(p.top_p) + ")";
+        if (p.temperature == 0) {
+          if (token == logp.argmax().item<int64_t>()) {
+            ++exact;
+          } else {
+            ++wrong;
+            wrong_rows += " " + kind;
+          }
+          continue;
+        }
+        at::Tensor support = logp.clone();
+        if (p.top_k > 0 && p.top_k < V) support.masked_fill_(logp < std::get<0>(logp.topk(p.top_k)).min(), -INFINITY);
+        at::Tensor top_p_margin = at::zeros({V}, at::kDouble);
+        if (p.top_p < 1.0) {
+          auto [sorted, order] = at::sort(support, /*stable=*/true, 0, /*descending=*/true);
+          const at::Tensor before = sorted.exp().cumsum(0) - sorted.exp();
+          support.index_put_({order.masked_select(before >= p.top_p)}, -INFINITY);
+          top_p_margin.index_put_({order}, (before - p.top_p).abs());
+        }
+        const at::Tensor cdf = support.exp().cumsum(0);
+        const double target = uniform_draw(p.seed, draws[i]) * cdf[V - 1].item<double>();
+        const int64_t expected = std::min(at::searchsorted(cdf, at::full({1}, target, at::kDouble)).item<int64_t>(), V - 1);
+        if (token == expected) {
+          ++exact;
+          continue;
+        }
+        // float32 rounding: the target within slack of the boundary between the two tokens, or
+        // the token at the edge of the top-p set.
+        const double slack = 1e-5 * cdf[V - 1].item<double>();
+        const double low = token > 0 ? cdf[token - 1].item<double>() : 0.0, high = cdf[token].item<double>();
+        const bool in_support = std::isfinite(support[token].item<double>());
+        const bool boundary = in_support && target >= low - slack && target <= high + slack;
+        const bool edge_of_top_p = !in_support && p.top_p < 1.0 && top_p_margin[token].item<double>() <= 1e-5;
+        if (boundary || edge_of_top_p) {
+          ++near_boundary;
+        } else {
+          ++wrong;
+          wrong_rows += " " + kind;
+        }
+      }
+    }
+    check(wrong == 0 && worst_logprob <= 1e-4,
+          device.str() + " sampler, " + std::to_string(n) + " rows x V " + std::to_string(V) + " " + dtype_name(shape.type) +
+              ": " + std::to_string(exact) + "/" + std::to_string(draws_done) + " tokens as float64 picks them, " +
+              std::to_string(near_boundary) + " within rounding of a boundary, " + std::to_string(wrong) +
+              " wrong" + wrong_rows + "; logprob max |error| " + fmt(worst_logprob));
+  }
+}
+
+// Decode modes (model/decode_graphs.h) over one schedule of 64 steps, with sequences joining
+// and leaving so the batch crosses buckets (1, 2, 4, 8) and the cache grows: the static path
+// (whole-capacity attention, padded batch) samples the dynamic path's tokens, and on CUDA the
+// captured graphs replay the static path bit for bit.
+void check_decode_modes(const at::Device& device, uint64_t seed) {
+  const ModelConfig config = tiny_decoder(300);
+  Transformer model(config, device, at::kFloat);
+  init_random(model, 0.3, seed);
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + 2);
+  struct Step { std::vector<int64_t> release; std::vector<GenerationRequest> admit; };
+  std::vector<Step> schedule(64);
+  const int64_t lengths[] = {5, 40, 17, 3, 70, 9, 33, 12};
+  for (int64_t id = 0; id < 8; ++id) {
+    GenerationRequest r;
+    r.id = id;
+    const at::Tensor ids = at::randint(config.vocab_size, {lengths[id]}, gen, at::TensorOptions().dtype(at::kLong));
+    r.prompt.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + lengths[id]);
+    r.sampling.seed = uint64_t(7 + id);
+    r.sampling.temperature = id % 3 == 2 ? 0.0 : 1.0;
+    r.sampling.top_k = id == 4 ? 20 : 0;
+    schedule[id < 1 ? 0 : id < 2 ? 3 : id < 5 ? 10 : 20 + id].admit.push_back(r);
+  }
+  schedule[30].release = {1, 3};
+  schedule[45].release = {0, 5, 6};
+  using Tokens = std::vector<GeneratedToken>;
+  auto run = [&](DecodeMode mode, int64_t* captures) {
+    Generator g(model);
+    g.set_decode_mode(mode);
+    Tokens out;
+    for (const Step& step : schedule) {
+      const Tokens t = g.step(step.release, step.admit);
+      out.insert(out.end(), t.begin(), t.end());
+    }
+    if (captures) *captures = g.graph_captures();
+    return out;
+  };
+  auto compare = [](const Tokens& a, const Tokens& b, double& worst) {
+    bool same = a.size() == b.size();
+    worst = 0;
+    for (size_t i = 0; same && i < a.size(); ++i) {
+      same = a[i].id == b[i].id && a[i].token == b[i].token;
+      worst = std::max(worst, double(std::fabs(a[i].logprob - b[i].logprob)));
+    }
+    return same;
+  };
+  const Tokens off = run(DecodeMode::Off, nullptr), fixed = run(DecodeMode::Static, nullptr);
+  double worst = 0;
+  const bool same = compare(off, fixed, worst);
+  check(same && worst <= 1e-5, device.str() + " decode, static shapes: " + std::to_string(fixed.size()) +
+                                   " tokens over 64 steps as the dynamic path samples them (max |Δ logprob| " + fmt(worst) + ")");
+  if (!device.is_cuda()) return;
+  int64_t captures = 0;
+  const Tokens graphs = run(DecodeMode::Graphs, &captures);
+  const bool replayed = compare(fixed, graphs, worst);
+  check(replayed && worst == 0.0 && captures >= 4,
+        device.str() + " decode, CUDA graphs: " + std::to_string(graphs.size()) + " tokens and logprobs bit for bit the static path's (" +
+            std::to_string(captures) + " captures, max |Δ logprob| " + fmt(worst) + ")");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -595,6 +753,8 @@ int main(int argc, char** argv) {
     check_causal_attention(device, gen);
     check_packed_and_chunked_attention(device, gen);
     check_kv_cache_poisoning(device, seed);
+    check_sampler(device, gen);
+    check_decode_modes(device, seed);
   } catch (const std::exception& e) {
     check(false, std::string("exception: ") + e.what());
   }

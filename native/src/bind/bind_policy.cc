@@ -154,7 +154,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
                         InstanceMethod("dispose", &PolicyHandle::Dispose)});
   }
 
-  // new PolicyHandle(config, {device, computeDtype, prefixCacheBytes?, prefillChunkTokens?})
+  // new PolicyHandle(config, {device, computeDtype, prefixCacheBytes?, prefillChunkTokens?, decodeGraphs?})
   explicit PolicyHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PolicyHandle>(info) {
     guard(info.Env(), [&]() -> Napi::Value {
       const ModelConfig config = read_config(object_arg(info, 0, "config"));
@@ -166,6 +166,7 @@ class PolicyHandle : public Napi::ObjectWrap<PolicyHandle> {
       if (options.prefix_cache_bytes < 0) throw_invalid("options.prefixCacheBytes must be >= 0");
       if (has_field(o, "prefillChunkTokens")) options.prefill_chunk_tokens = int64_t(number_field(o, "prefillChunkTokens"));
       if (options.prefill_chunk_tokens < 1) throw_invalid("options.prefillChunkTokens must be >= 1");
+      if (has_field(o, "decodeGraphs")) options.decode_graphs = bool_field(o, "decodeGraphs");
       c10::NoGradGuard no_grad;
       ref_.policy = std::make_shared<Policy>(config, options);
       ref_.device = options.device;

@@ -2,6 +2,7 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "core/profile.h"
 #include "loss/loss.h"
 
 namespace swerl {
@@ -67,6 +68,7 @@ struct FusedLinearPolicyLossFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    profile::Phase phase("loss.backward");
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& hidden = saved[0];
     const at::Tensor& weight = saved[1];

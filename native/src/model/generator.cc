@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/profile.h"
 #include "core/swerl_error.h"
 
 namespace swerl {
@@ -10,12 +11,14 @@ namespace swerl {
 Generator::Generator(const Transformer& model)
     : model_(model),
       cache_(model.config().num_layers, model.config().num_kv_heads, model.config().head_dim,
-             at::TensorOptions().dtype(model.dtype()).device(model.device())) {}
+             at::TensorOptions().dtype(model.dtype()).device(model.device())),
+      decode_mode_(model.device().is_cuda() ? DecodeMode::Graphs : DecodeMode::Off) {}
 
 void Generator::reset() {
   sequences_.clear();
   cache_.clear();
   prefixes_.clear();
+  graphs_.clear();
 }
 
 void Generator::poison_unused(float value) {
@@ -46,7 +49,11 @@ void Generator::release(int64_t id) {
 
 std::vector<GeneratedToken> Generator::sample(const at::Tensor& hidden, size_t first) {
   const size_t n = size_t(hidden.size(0));
-  const at::Tensor logits = linear(hidden, model_.lm_head(), at::Tensor());
+  at::Tensor logits;
+  {
+    profile::Phase phase("lm-head");
+    logits = linear(hidden, model_.lm_head(), at::Tensor());
+  }
   std::vector<SamplingParams> params(n);
   std::vector<uint64_t> draws(n);
   for (size_t i = 0; i < n; ++i) {
@@ -74,10 +81,16 @@ std::vector<GeneratedToken> Generator::decode_all() {
     positions[i] = sequences_[i].length;
     longest = std::max(longest, sequences_[i].length + 1);
   }
-  cache_.reserve(n, longest);
-  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
-  const at::Tensor hidden = model_.decode(at::from_blob(ids.data(), {n}, cpu_long),
-                                          at::from_blob(positions.data(), {n}, cpu_long), cache_);
+  at::Tensor hidden;
+  if (decode_mode_ == DecodeMode::Off) {
+    cache_.reserve(n, longest);
+    const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+    hidden = model_.decode(at::from_blob(ids.data(), {n}, cpu_long), at::from_blob(positions.data(), {n}, cpu_long),
+                           cache_, longest);
+  } else {
+    cache_.reserve(DecodeGraphs::bucket(n), longest);
+    hidden = graphs_.decode(model_, cache_, decode_mode_, ids, positions);
+  }
   for (Sequence& s : sequences_) {
     ++s.length;
     s.tokens.push_back(s.pending);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/decode_graphs.h"
 #include "model/kv_cache.h"
 #include "model/prefix_cache.h"
 #include "model/sampler.h"
@@ -48,6 +49,10 @@ class Generator {
   // Prompt positions prefilled in one forward at most; longer prompts go a chunk at a time,
   // so a long prompt's activations take a chunk's memory, not the whole prompt's.
   void set_prefill_chunk(int64_t tokens) { prefill_chunk_ = tokens; }
+  // How decode steps run (model/decode_graphs.h); the default is Graphs on CUDA, Off on the CPU.
+  void set_decode_mode(DecodeMode mode) { decode_mode_ = mode; }
+  DecodeMode decode_mode() const { return decode_mode_; }
+  int64_t graph_captures() const { return graphs_.captures(); }
 
  private:
   struct Sequence {
@@ -73,6 +78,8 @@ class Generator {
   PrefixCache prefixes_;
   std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
   int64_t prefill_chunk_ = 8192;
+  DecodeMode decode_mode_;
+  DecodeGraphs graphs_;
 };
 
 }  // namespace swerl

@@ -24,6 +24,7 @@ void KvCache::reserve(int64_t slots, int64_t length) {
   }
   slots_ = new_slots;
   length_ = new_length;
+  ++generation_;
 }
 
 void KvCache::move_slot(int64_t from, int64_t to, int64_t length) {
@@ -37,6 +38,7 @@ void KvCache::move_slot(int64_t from, int64_t to, int64_t length) {
 void KvCache::clear() {
   for (int64_t l = 0; l < layers_; ++l) keys_[l] = values_[l] = at::Tensor();
   slots_ = length_ = 0;
+  ++generation_;
 }
 
 int64_t KvCache::bytes() const {

@@ -24,11 +24,14 @@ class KvCache {
   int64_t slot_capacity() const { return slots_; }
   int64_t length_capacity() const { return length_; }
   int64_t bytes() const;
+  // Changes whenever the tensors are replaced (grown or cleared): what captured graphs check.
+  int64_t generation() const { return generation_; }
 
  private:
   int64_t layers_, kv_heads_, head_dim_;
   at::TensorOptions options_;
   int64_t slots_ = 0, length_ = 0;
+  int64_t generation_ = 0;
   std::vector<at::Tensor> keys_, values_;
 };
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/profile.h"
 #include "core/swerl_error.h"
 #include "loss/loss.h"
 
@@ -142,6 +143,7 @@ Policy::Policy(const ModelConfig& config, const PolicyOptions& options)
       generator_(*model_) {
   generator_.prefixes().set_budget(options.prefix_cache_bytes);
   generator_.set_prefill_chunk(options.prefill_chunk_tokens);
+  if (!options.decode_graphs) generator_.set_decode_mode(DecodeMode::Off);
   for (size_t i = 0; i < model_->specs().size(); ++i) {
     const at::Tensor& p = model_->parameters()[i];
     p.requires_grad_(true);
@@ -262,41 +264,64 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
   result.tokens = int64_t(seqs.tokens.size());
 
   const std::vector<at::Tensor>& params = model_->parameters();
-  std::vector<at::Tensor> grads;
-  for (const at::Tensor& m : master_) grads.push_back(at::zeros_like(m));
-  for (const at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+  // fp32 gradient sums, kept from step to step (one allocation per run, not per step).
+  std::vector<at::Tensor>& grads = gradients_;
+  {
+    profile::Phase phase("grad.zero");
+    if (grads.empty())
+      for (const at::Tensor& m : master_) grads.push_back(at::zeros_like(m));
+    else
+      at::_foreach_zero_(grads);
+    for (const at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+  }
 
   for (const std::vector<int64_t>& chosen : plan_micro_batches(seqs, options.micro_batch_tokens, options.pack)) {
-    const MicroBatch mb = lay_out(seqs, chosen, options.pack);
-    const LossRows rows = loss_rows(seqs, &batch.weights, chosen, mb);
+    MicroBatch mb;
+    LossRows rows;
+    {
+      profile::Phase phase("batch.layout");
+      mb = lay_out(seqs, chosen, options.pack);
+      rows = loss_rows(seqs, &batch.weights, chosen, mb);
+    }
     if (rows.packed.empty()) continue;  // nothing weighted: no forward needed
     ++result.micro_batches;
 
     const at::Tensor hidden = model_->forward(mb.ids, options.activation_checkpointing, mb.segments);
-    const at::Tensor index = at::from_blob(const_cast<int64_t*>(rows.hidden_rows.data()),
-                                           {int64_t(rows.hidden_rows.size())}, at::kLong)
-                                 .to(options_.device);
-    const at::Tensor picked = hidden.reshape({-1, hidden.size(2)}).index_select(0, index);
     PolicyLossInputs in;
-    std::vector<int64_t> targets(rows.packed.size());
-    for (size_t i = 0; i < rows.packed.size(); ++i) targets[i] = seqs.tokens[rows.packed[i]];
-    in.targets = at::from_blob(targets.data(), {int64_t(targets.size())}, at::kLong).clone();
-    in.old_logprobs = gather_floats(batch.old_logprobs, rows.packed);
-    in.advantages = gather_floats(batch.advantages, rows.packed);
-    in.weights = gather_floats(batch.weights, rows.packed);
-    if (options.loss.has_kl()) in.ref_logprobs = gather_floats(batch.ref_logprobs, rows.packed);
+    at::Tensor picked;
+    {
+      profile::Phase phase("loss.inputs");  // the weighted rows picked, per-token arrays uploaded
+      const at::Tensor index = at::from_blob(const_cast<int64_t*>(rows.hidden_rows.data()),
+                                             {int64_t(rows.hidden_rows.size())}, at::kLong)
+                                   .to(options_.device);
+      picked = hidden.reshape({-1, hidden.size(2)}).index_select(0, index);
+      std::vector<int64_t> targets(rows.packed.size());
+      for (size_t i = 0; i < rows.packed.size(); ++i) targets[i] = seqs.tokens[rows.packed[i]];
+      in.targets = at::from_blob(targets.data(), {int64_t(targets.size())}, at::kLong).clone();
+      in.old_logprobs = gather_floats(batch.old_logprobs, rows.packed);
+      in.advantages = gather_floats(batch.advantages, rows.packed);
+      in.weights = gather_floats(batch.weights, rows.packed);
+      if (options.loss.has_kl()) in.ref_logprobs = gather_floats(batch.ref_logprobs, rows.packed);
+    }
 
     at::Tensor loss;
-    if (options.path == LossPath::Fused) {
-      DifferentiableLoss out = differentiable_fused_linear_policy_loss(
-          picked, model_->lm_head(), in, options.loss, options.chunks);
-      add_stats(result.stats, out.stats);
-      loss = out.loss;
-    } else {
-      loss = plain_policy_loss(picked, model_->lm_head(), in, options.loss);
-      result.stats.loss += loss.item<double>();
+    {
+      profile::Phase phase("loss");
+      if (options.path == LossPath::Fused) {
+        DifferentiableLoss out = differentiable_fused_linear_policy_loss(
+            picked, model_->lm_head(), in, options.loss, options.chunks);
+        add_stats(result.stats, out.stats);
+        loss = out.loss;
+      } else {
+        loss = plain_policy_loss(picked, model_->lm_head(), in, options.loss);
+        result.stats.loss += loss.item<double>();
+      }
     }
-    torch::autograd::backward({loss});
+    {
+      profile::Phase phase("backward");
+      torch::autograd::backward({loss});
+    }
+    profile::Phase phase("grad.accumulate");
     c10::NoGradGuard no_grad;
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].grad().defined()) continue;
@@ -318,9 +343,12 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
   }
   finish_stats(result.stats);
 
-  double squares = 0;
-  for (const at::Tensor& g : grads) squares += g.to(at::kDouble).pow(2).sum().item<double>();
-  result.grad_norm = std::sqrt(squares);
+  {
+    // Each tensor's norm on the device, one read back for all (not one per tensor).
+    profile::Phase phase("grad.norm");
+    const at::Tensor norms = at::stack(at::_foreach_norm(grads)).to(at::kDouble);
+    result.grad_norm = norms.pow(2).sum().sqrt().item<double>();
+  }
   if (options.return_gradients)
     for (const at::Tensor& g : grads) result.gradients.push_back(g.to(at::kCPU).clone());
   if (options.apply_update) {
@@ -329,9 +357,11 @@ TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& opti
                                            "; the update was skipped and the weights are unchanged");
     if (options.max_grad_norm > 0 && result.grad_norm > options.max_grad_norm) {
       const double scale = options.max_grad_norm / (result.grad_norm + 1e-6);
-      for (at::Tensor& g : grads) g.mul_(scale);
+      profile::Phase phase("grad.clip");
+      at::_foreach_mul_(grads, scale);
     }
     adamw_step(master_, grads, decay_, adam_, options.adamw);
+    profile::Phase phase("weights.copy");
     copy_master_to_model();
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

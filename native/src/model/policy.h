@@ -22,6 +22,7 @@ struct PolicyOptions {
   at::ScalarType compute_dtype = at::kFloat;
   int64_t prefix_cache_bytes = 0;  // finished sequences' keys and values kept for reuse (0: off)
   int64_t prefill_chunk_tokens = 8192;  // prompt positions per prefill forward at most
+  bool decode_graphs = true;  // CUDA: decode steps replayed as captured graphs (model/decode_graphs.h)
 };
 
 // Sequences packed end to end: sequence i is tokens[offsets[i], offsets[i+1]).
@@ -105,6 +106,7 @@ class Policy {
   std::vector<at::Tensor> master_;  // fp32; aliases model_->parameters() when compute is fp32
   std::vector<bool> decay_;         // weight decay on matrices, not on norms and biases
   AdamWState adam_;
+  std::vector<at::Tensor> gradients_;  // fp32, master_'s shapes: train_step's sums
   Generator generator_;
   std::shared_ptr<ProcessGroup> group_;
 };

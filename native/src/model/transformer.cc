@@ -9,6 +9,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/profile.h"
 #include "core/swerl_error.h"
 #include "model/attention.h"
 #include "model/rope.h"
@@ -33,6 +34,7 @@ namespace {
 
 // rotate_half(x) = cat(-x2, x1) over the last dimension, x = cat(x1, x2).
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  profile::Phase phase("rotary");
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
   return x * cos + rotated * sin;
@@ -77,12 +79,14 @@ int64_t Transformer::parameter_index(const std::string& name) const {
 }
 
 at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  profile::Phase phase("norm");
   const at::Tensor x32 = x.to(at::kFloat);
   const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, true) + config_.rms_norm_eps);
   return weight * normed.to(x.scalar_type());
 }
 
 void Transformer::rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const {
+  profile::Phase phase("rotary");
   const at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [..., D/2]
   const at::Tensor angles = at::cat({freqs, freqs}, -1);
   if (rotary_attention_factor_ == 1.0) {
@@ -99,20 +103,47 @@ at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tens
                               const at::Tensor& sin, const Attend& attend) const {
   const LayerWeights& w = layers_[index];
   const int64_t B = x.size(0), T = x.size(1), D = config_.head_dim;
-  const at::Tensor h = rms_norm(x, w.input_norm);
-  at::Tensor q = linear(h, w.q, w.q_bias).view({B, T, config_.num_heads, D});
-  at::Tensor k = linear(h, w.k, w.k_bias).view({B, T, config_.num_kv_heads, D});
-  const at::Tensor v = linear(h, w.v, w.v_bias).view({B, T, config_.num_kv_heads, D}).transpose(1, 2);
-  if (config_.qk_norm) {
-    q = rms_norm(q, w.q_norm);
-    k = rms_norm(k, w.k_norm);
+  at::Tensor q, k, v, mid;
+  {
+    profile::Phase phase("attention.proj");
+    const at::Tensor h = rms_norm(x, w.input_norm);
+    q = linear(h, w.q, w.q_bias).view({B, T, config_.num_heads, D});
+    k = linear(h, w.k, w.k_bias).view({B, T, config_.num_kv_heads, D});
+    v = linear(h, w.v, w.v_bias).view({B, T, config_.num_kv_heads, D}).transpose(1, 2);
+    if (config_.qk_norm) {
+      q = rms_norm(q, w.q_norm);
+      k = rms_norm(k, w.k_norm);
+    }
+    q = apply_rotary(q.transpose(1, 2), cos, sin);
+    k = apply_rotary(k.transpose(1, 2), cos, sin);
   }
-  q = apply_rotary(q.transpose(1, 2), cos, sin);
-  k = apply_rotary(k.transpose(1, 2), cos, sin);
-  const at::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({B, T, config_.num_heads * D});
-  const at::Tensor mid = x + linear(attended, w.o, at::Tensor());
-  const at::Tensor g = rms_norm(mid, w.post_norm);
-  return mid + linear(at::silu(linear(g, w.gate, at::Tensor())) * linear(g, w.up, at::Tensor()), w.down, at::Tensor());
+  at::Tensor attended;
+  {
+    profile::Phase phase("attention");
+    attended = attend(q, k, v).transpose(1, 2).reshape({B, T, config_.num_heads * D});
+  }
+  {
+    profile::Phase phase("attention.proj");
+    mid = x + linear(attended, w.o, at::Tensor());
+  }
+  at::Tensor out;
+  {
+    profile::Phase phase("mlp");
+    const at::Tensor g = rms_norm(mid, w.post_norm);
+    out = mid + linear(at::silu(linear(g, w.gate, at::Tensor())) * linear(g, w.up, at::Tensor()), w.down, at::Tensor());
+  }
+  if (profile::active() && out.requires_grad()) {
+    // The backward reaches a layer's output first, then (its MLP done) the attention block's.
+    out.register_hook([](const at::Tensor& grad) {
+      profile::switch_to("backward.mlp");
+      return grad;
+    });
+    mid.register_hook([](const at::Tensor& grad) {
+      profile::switch_to("backward.attention");
+      return grad;
+    });
+  }
+  return out;
 }
 
 namespace {
@@ -174,7 +205,7 @@ at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint, const st
   }
   at::Tensor cos, sin;
   rotary_tables(positions, cos, sin);  // [T, D], broadcast over batch and heads
-  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  at::Tensor x = embed(ids);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     if (checkpoint && x.requires_grad()) {
       x = CheckpointedLayer::apply(x, cos, sin, i, reinterpret_cast<int64_t>(this), segments)[0];
@@ -190,11 +221,14 @@ at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t f
   const at::Tensor positions = at::arange(T, at::TensorOptions().dtype(at::kLong).device(device_));
   at::Tensor cos, sin;
   rotary_tables(positions, cos, sin);
-  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  at::Tensor x = embed(ids);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-      cache.keys(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(k);
-      cache.values(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(v);
+      {
+        profile::Phase phase("kv-cache");
+        cache.keys(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(k);
+        cache.values(i).narrow(0, first_slot, B).narrow(2, 0, T).copy_(v);
+      }
       return causal_attention(q, k, v);
     });
   }
@@ -206,11 +240,14 @@ at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t sl
   const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
   at::Tensor cos, sin;
   rotary_tables(at::arange(start, keys, long_options), cos, sin);
-  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong));
+  at::Tensor x = embed(ids);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-      cache.keys(i).narrow(0, slot, 1).narrow(2, start, n).copy_(k);
-      cache.values(i).narrow(0, slot, 1).narrow(2, start, n).copy_(v);
+      {
+        profile::Phase phase("kv-cache");
+        cache.keys(i).narrow(0, slot, 1).narrow(2, start, n).copy_(k);
+        cache.values(i).narrow(0, slot, 1).narrow(2, start, n).copy_(v);
+      }
       return causal_attention_after(q, cache.keys(i).narrow(0, slot, 1).narrow(2, 0, keys),
                                     cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), start);
     });
@@ -218,29 +255,43 @@ at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t sl
   return rms_norm(x, final_norm_);
 }
 
-at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& positions_in,
-                               KvCache& cache) const {
+at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& positions_in, KvCache& cache,
+                               int64_t keys) const {
   const int64_t B = ids.size(0);
-  const at::Tensor positions = positions_in.to(device_, at::kLong);
-  const int64_t keys = positions_in.max().item<int64_t>() + 1;
+  at::Tensor positions;
+  {
+    profile::Phase phase("host-copy");
+    positions = positions_in.to(device_, at::kLong);
+  }
   at::Tensor cos, sin;
   rotary_tables(positions.view({B, 1, 1}), cos, sin);  // [B, 1, 1, D]: per row, per head
   const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
-  const at::Tensor slots = at::arange(B, long_options);
-  const at::Tensor allowed =
-      (at::arange(keys, long_options).view({1, keys}) <= positions.view({B, 1})).view({B, 1, 1, keys});
-  at::Tensor x = at::embedding(embed_, ids.to(device_, at::kLong).view({B, 1}));
+  at::Tensor slots, allowed;
+  {
+    profile::Phase phase("attention.mask");
+    slots = at::arange(B, long_options);
+    allowed = (at::arange(keys, long_options).view({1, keys}) <= positions.view({B, 1})).view({B, 1, 1, keys});
+  }
+  at::Tensor x = embed(ids.view({B, 1}));
   using at::indexing::Slice;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-      // k, v [B, nkv, 1, D] go to (slot b, every head, position p_b).
-      cache.keys(i).index_put_({slots, Slice(), positions}, k.squeeze(2));
-      cache.values(i).index_put_({slots, Slice(), positions}, v.squeeze(2));
+      {
+        // k, v [B, nkv, 1, D] go to (slot b, every head, position p_b).
+        profile::Phase phase("kv-cache");
+        cache.keys(i).index_put_({slots, Slice(), positions}, k.squeeze(2));
+        cache.values(i).index_put_({slots, Slice(), positions}, v.squeeze(2));
+      }
       return decode_attention(q, cache.keys(i).narrow(0, 0, B).narrow(2, 0, keys),
                                      cache.values(i).narrow(0, 0, B).narrow(2, 0, keys), allowed);
     });
   }
   return rms_norm(x, final_norm_).squeeze(1);
+}
+
+at::Tensor Transformer::embed(const at::Tensor& ids) const {
+  profile::Phase phase("embedding");
+  return at::embedding(embed_, ids.to(device_, at::kLong));
 }
 
 void init_random(Transformer& model, double std, uint64_t seed) {

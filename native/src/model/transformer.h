@@ -49,8 +49,11 @@ class Transformer {
   // Returns the final hidden states [1, n, H].
   at::Tensor extend(const at::Tensor& ids, KvCache& cache, int64_t slot, int64_t start) const;
   // One decode step for cache slots 0..B-1: ids [B] at positions [B] (each row's current
-  // length). Writes each row's key/value at its position and returns hidden states [B, H].
-  at::Tensor decode(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) const;
+  // length; either on any device). Writes each row's key/value at its position, attends over
+  // the first `keys` cache positions (> every position; those past a row's are masked) and
+  // returns hidden states [B, H]. With device inputs and keys fixed, every shape is static and
+  // nothing waits for the host: a step CUDA graphs can capture (model/decode_graphs.h).
+  at::Tensor decode(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache, int64_t keys) const;
 
   // Layer `index` of forward() (activation checkpointing runs it again in the backward).
   at::Tensor forward_layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
@@ -63,6 +66,7 @@ class Transformer {
   at::Tensor layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
                    const at::Tensor& sin, const Attend& attend) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  at::Tensor embed(const at::Tensor& ids) const;  // ids on any device: rows of the embedding
   void rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const;
 
   ModelConfig config_;

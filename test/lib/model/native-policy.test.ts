@@ -389,6 +389,7 @@ t.test('bad configs, checkpoints and options give clear errors', async (t) => {
   await bad(() => NativePolicy.load({ ...TINY, num_key_value_heads: 3 }), 'ERR_SWERL_INVALID_ARG', /num_key_value_heads/, 'heads not divisible');
   await bad(() => NativePolicy.load({ ...TINY, vocab_size: 100 }), 'ERR_SWERL_INVALID_ARG', /config\.vocab_size.*tokenizer/, 'vocabulary smaller than the tokenizer');
   await bad(() => NativePolicy.load(TINY, { lr: 1 } as never), 'ERR_SWERL_INVALID_ARG', /options\.lr is not a known option/, 'unknown option');
+  await bad(() => NativePolicy.load(TINY, { decodeGraphs: 'yes' } as never), 'ERR_SWERL_INVALID_ARG', /options\.decodeGraphs must be of type boolean/, 'decodeGraphs not a boolean');
   await bad(() => NativePolicy.load(TINY, { optimizer: { schedule: { kind: 'cosine' } } } as never), 'ERR_SWERL_INVALID_ARG', /totalSteps/, 'cosine without totalSteps');
   if (!native().buildInfo().cuda) await bad(() => NativePolicy.load(TINY, { device: 'cuda' }), 'ERR_SWERL_INVALID_ARG', /options\.device.*without CUDA/, 'CUDA on a CPU build');
   await bad(() => NativePolicy.load(path.join(root, 'nowhere')), 'ERR_SWERL_CHECKPOINT', /no config\.json/, 'not a model directory');
@@ -470,6 +471,12 @@ t.test('on CUDA: the same model samples, scores and trains like on the CPU', { s
   t.teardown(() => (cpu.dispose(), gpu.dispose()));
   const prompts = [randomTokens(7, 265), randomTokens(3, 265)];
   const generations = await Promise.all(prompts.map((prompt) => gpu.generate({ prompt, maxTokens: 20, stopTokens: [] })));
+  // Decode steps replayed as CUDA graphs (the default) sample what the eager path samples.
+  const eager = await NativePolicy.load(TINY, { seed: 31, device: 'cuda', computeDtype: 'float32', decodeGraphs: false });
+  const eagerGenerations = await Promise.all(prompts.map((prompt) => eager.generate({ prompt, maxTokens: 20, stopTokens: [] })));
+  eager.dispose();
+  t.same(eagerGenerations.map((g) => Array.from(g.tokens)), generations.map((g) => Array.from(g.tokens)), 'graphs and the eager decode sample the same tokens');
+  t.ok(Math.max(...generations.map((g, i) => maxAbsDiff(g.logprobs, eagerGenerations[i]!.logprobs))) < 1e-4, 'and the same logprobs within 1e-4');
   const sequences = prompts.map((p, i) => [...p, ...generations[i]!.tokens]);
   const [onCpu, onGpu] = [await cpu.logprobs(sequences), await gpu.logprobs(sequences)];
   for (const [i, g] of generations.entries()) {

@@ -44,7 +44,7 @@ t.test('defaults are filled in', async (t) => {
   t.equal(c.run.checkpointEvery, 5);
   t.equal(c.run.keepCheckpoints, 2);
   t.equal(c.run.progress, 'auto');
-  t.same(c.model, { preset: 'qwen3-tiny', device: 'cpu', microBatchTokens: 8192, packSequences: true, maxBatchSize: 64, prefixCacheBytes: 2 ** 30, prefillChunkTokens: 8192, activationCheckpointing: false, initStd: 0.02 });
+  t.same(c.model, { preset: 'qwen3-tiny', device: 'cpu', microBatchTokens: 8192, packSequences: true, maxBatchSize: 64, prefixCacheBytes: 2 ** 30, prefillChunkTokens: 8192, decodeGraphs: true, activationCheckpointing: false, initStd: 0.02 });
   t.same(c.optimizer, { lr: 1e-6, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1 });
   t.same(c.tasks, { kind: 'frozenlake', size: 4, holeDensity: 0.2, slippery: false, maxSteps: 10, prompt: 'full', trainSeeds: [0, 1, 2, 3], formatWarmupSteps: 0, formatWarmupLr: 1e-3 });
   t.same(c.rollout, {

@@ -278,19 +278,19 @@ t.test('an abort mid-rollout stops the run with the earlier steps intact; resume
 t.test('Ctrl-C during the format warm-up stops it within a warm-up step', async (t) => {
   const dir = t.testdir();
   const abort = new AbortController();
-  let abortedAt = 0;
+  let warmupSteps = 0, afterAbort = 0;
   const summary = await train(config(dir, { tasks: { formatWarmupSteps: 500 } }), {
     signal: abort.signal,
     onEvent: (e: TrainEvent) => {
-      if (e.type === 'warmup' && !abort.signal.aborted) {
-        abortedAt = performance.now();
-        abort.abort();
-      }
+      if (e.type !== 'warmup') return;
+      warmupSteps++;
+      if (abort.signal.aborted) afterAbort++;
+      else abort.abort();
     },
   });
-  const seconds = (performance.now() - abortedAt) / 1000;
-  t.ok(abortedAt > 0, 'the warm-up was under way');
-  t.ok(seconds < 5, `train() returned ${seconds.toFixed(2)} s after the abort (it used to finish all 500 warm-up steps)`);
+  // Counted in steps, not seconds (load moves seconds): it used to finish all 500.
+  t.ok(warmupSteps > 0, 'the warm-up was under way');
+  t.ok(afterAbort <= 1, `${afterAbort} warm-up step(s) reported after the abort`);
   t.match(summary, { steps: 0, stopped: true });
   t.notOk(existsSync(path.join(dir, 'checkpoints')) && readdirSync(path.join(dir, 'checkpoints')).length > 0, 'nothing was saved');
 });
