@@ -245,6 +245,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
       }
       if (step.info.tool !== undefined) turn.tool = step.info.tool;
       if (typeof step.info.formatError === 'string') turn.formatError = step.info.formatError;
+      if (typeof step.info.toolError === 'string') turn.toolError = step.info.toolError;
       if (step.done) {
         termination = step.info.termination ?? 'submitted';
         if (termination === 'error' && typeof step.info.error === 'string') error = step.info.error;

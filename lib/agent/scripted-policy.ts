@@ -15,6 +15,7 @@
  * carries the whole patch (one token per byte with ByteTokenizer), so its episodes need
  * maxTokensPerTurn and responseBudget large enough for the patch and the call around it.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -31,6 +32,17 @@ import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '.
 export interface ScriptedPolicyOptions {
   /** Default: a new ByteTokenizer. It needs an end-of-turn token (eosTokenIds[0]). */
   tokenizer?: Tokenizer;
+}
+
+export interface EditOraclePolicyOptions extends ScriptedPolicyOptions {
+  /**
+   * The share of tasks (chosen by id) whose episode first replaces the buggy line with itself,
+   * gets the editor's refusal, and then makes the fix: a recovery to learn from. The failed
+   * turn is a tool error, so fine-tuning keeps it in the context and out of the loss
+   * (agent/trajectory.ts, maskFailedTurns). Needs the default editor profile (r2egym's editor
+   * accepts such an edit silently). Default 0.
+   */
+  recovery?: number;
 }
 
 export interface OraclePolicyOptions extends ScriptedPolicyOptions {
@@ -360,7 +372,8 @@ export function reproductionCommand(issue: string, file: string, language: strin
 
 /**
  * Fixes a generated task the way an agent would, through the tools: views the source file,
- * replaces each buggy line with file_editor's str_replace, runs the issue's failing call to
+ * (with `recovery`, first tries an edit that changes nothing and reads the refusal), replaces
+ * each buggy line with file_editor's str_replace, runs the issue's failing call to
  * see it now gives what the issue expects, then calls finish. (The repository's own tests
  * pass before the fix as after it: swe-gen's failing tests are hidden, so running them would
  * show the model nothing.) Its episodes are the supervised warm-up of a model that has never
@@ -370,9 +383,21 @@ export function reproductionCommand(issue: string, file: string, language: strin
 export class EditOraclePolicy extends ScriptedPolicy {
   /** The turns of the last task seen (episodes of one task ask turn after turn). */
   #cached: { task: Task; turns: string[] } | null = null;
+  readonly #recovery: number;
 
-  constructor(options: ScriptedPolicyOptions = {}) {
+  constructor(options: EditOraclePolicyOptions = {}) {
     super(options);
+    const recovery = options.recovery ?? 0;
+    if (!(recovery >= 0 && recovery <= 1)) throw invalidArg('options.recovery', `is ${recovery}; it must be a fraction in [0, 1]`);
+    this.#recovery = recovery;
+  }
+
+  /**
+   * Whether the task's episode first tries an edit that changes nothing (a fixed share of the
+   * tasks, chosen by their ids): the mistake a model trained on these episodes made most.
+   */
+  recovers(task: Task): boolean {
+    return this.#recovery > 0 && createHash('sha256').update(task.id).digest().readUInt32BE(0) / 2 ** 32 < this.#recovery;
   }
 
   /** The turns' answers for a task, in order. */
@@ -383,9 +408,11 @@ export class EditOraclePolicy extends ScriptedPolicy {
     const filePath = `${task.workdir}/${file}`;
     const reproduce = reproductionCommand(task.problemStatement, file, language);
     const source = readFileSync(path.join(task.repoDir, file), 'utf8');
+    const fixes = replacements(source, bugs);
     const turns = [
       editorCall({ command: 'view', path: filePath }),
-      ...replacements(source, bugs).map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
+      ...(this.recovers(task) ? [editorCall({ command: 'str_replace', path: filePath, old_str: fixes[0]!.oldStr, new_str: fixes[0]!.oldStr })] : []),
+      ...fixes.map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
       bashCall(reproduce),
       FINISH,
     ];

@@ -14,6 +14,8 @@ export interface TurnRecord {
   tool?: string;
   /** The turn broke the action format (the env's StepInfo.formatError): no call, a malformed one, several. */
   formatError?: string;
+  /** The call was well formed and its tool answered an error (the env's StepInfo.toolError). */
+  toolError?: string;
   /** The observation that came back (empty for the last turn of a finished episode). */
   observation: string;
   /** Tokens the observation added to the context. */
@@ -69,4 +71,24 @@ export interface Trajectory {
   /** The weight version (optimizer step) of the policy that sampled it. */
   weightVersion: number;
   timings: { totalMs: number; generateMs: number; envMs: number; rewardMs: number };
+}
+
+/** The parts of a turn that say where it sits in the tokens and whether it failed. */
+export type TurnSpan = Pick<TurnRecord, 'contextTokens' | 'responseTokens' | 'formatError' | 'toolError'>;
+
+/**
+ * A trajectory's loss mask with its failed turns zeroed: a broken action format (formatError)
+ * or a call its tool refused (toolError). Fine-tuning on a resolved episode then imitates the
+ * turns that worked: a failed turn stays in the context, so what came after it is learned as
+ * it was sampled (the recovery), but not the failure itself. How many turns that zeroed.
+ */
+export function maskFailedTurns(trajectory: { mask: ArrayLike<number>; turns: readonly TurnSpan[] }): { mask: Uint8Array; masked: number } {
+  const mask = Uint8Array.from(trajectory.mask);
+  let masked = 0;
+  for (const turn of trajectory.turns) {
+    if (turn.formatError === undefined && turn.toolError === undefined) continue;
+    mask.fill(0, turn.contextTokens, turn.contextTokens + turn.responseTokens);
+    masked++;
+  }
+  return { mask, masked };
 }

@@ -36,6 +36,12 @@ export interface StepInfo {
    * (only the first ran). Rejection fine-tuning masks such turns out of the loss.
    */
   formatError?: string;
+  /**
+   * Set when the call was well formed and its tool answered an error (a str_replace whose
+   * old_str is not in the file, a path that does not exist): the error's first line. Fine-tuning
+   * on saved trajectories masks such turns out of the loss too.
+   */
+  toolError?: string;
   /** Steps taken so far, this one included. */
   steps: number;
   /** Wall time of this step in milliseconds. */

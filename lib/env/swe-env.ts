@@ -62,6 +62,12 @@ export interface SweRewardResult extends RewardResult {
   log: string;
 }
 
+/** A failed call's observation in a line: its first line past the "Execution output of [tool]:" header. */
+function firstErrorLine(observation: string): string {
+  const line = observation.split('\n').find((l) => l.trim() !== '' && !l.startsWith('Execution output of ['));
+  return (line ?? 'the tool reported an error').slice(0, 300);
+}
+
 /** Grading sandboxes made per reward() before an infrastructure fault is the episode's. */
 const GRADING_ATTEMPTS = 3;
 
@@ -138,6 +144,7 @@ export class SweEnv implements Env {
       try {
         const result = await this.tools.call(call, { timeoutMs: limits.timeoutMs });
         observation = result.observation;
+        if (result.error) info.toolError = firstErrorLine(result.observation);
         if (result.finished) this.termination = 'submitted';
         else if (result.timedOut && limits.endsEpisode) this.termination = 'timeout';
       } catch (error) {

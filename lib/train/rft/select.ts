@@ -1,11 +1,11 @@
 /**
  * Rejection sampling's filter (Nebius's phase 1): of a round's trajectories, keep those whose
- * patch resolved the task, and train only on their well-formed assistant turns. A turn that
- * broke the action format (no tool call, a malformed one, several: TurnRecord.formatError)
+ * patch resolved the task, and train only on the assistant turns that worked. A turn that broke
+ * the action format (no tool call, a malformed one, several) or whose tool answered an error
  * stays in the context, so the turns after it are learned as they were sampled, but its own
- * tokens are masked out of the loss.
+ * tokens are masked out of the loss (agent/trajectory.ts, maskFailedTurns).
  */
-import type { Trajectory } from '../../agent/trajectory.js';
+import { maskFailedTurns, type Trajectory } from '../../agent/trajectory.js';
 
 /** One sequence to fine-tune on: the conversation as sampled, 1 on the tokens to learn. */
 export interface RejectionExample {
@@ -21,24 +21,12 @@ export interface RejectionRound {
   sampled: number;
   /** Resolved trajectories (reward 1). */
   resolved: number;
-  /** Turns kept in the context but masked out of the loss for a format error. */
+  /** Turns kept in the context but masked out of the loss: a format error or a tool error. */
   maskedTurns: number;
   /** Resolved trajectories dropped because no well-formed turn was left to learn. */
   emptyAfterMasking: number;
   /** Tasks with at least one resolved trajectory. */
   tasksSolved: number;
-}
-
-/** The trajectory's loss mask with its format-error turns zeroed; how many turns that zeroed. */
-export function maskFormatErrors(trajectory: Trajectory): { mask: Uint8Array; masked: number } {
-  const mask = Uint8Array.from(trajectory.mask);
-  let masked = 0;
-  for (const turn of trajectory.turns) {
-    if (turn.formatError === undefined) continue;
-    mask.fill(0, turn.contextTokens, turn.contextTokens + turn.responseTokens);
-    masked++;
-  }
-  return { mask, masked };
 }
 
 export function selectResolved(trajectories: readonly Trajectory[]): RejectionRound {
@@ -48,7 +36,7 @@ export function selectResolved(trajectories: readonly Trajectory[]): RejectionRo
     if (t.reward !== 1) continue;
     round.resolved++;
     solved.add(t.taskId);
-    const { mask, masked } = maskFormatErrors(t);
+    const { mask, masked } = maskFailedTurns(t);
     round.maskedTurns += masked;
     if (!mask.includes(1)) {
       round.emptyAfterMasking++;

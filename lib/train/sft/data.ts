@@ -34,6 +34,8 @@ export interface SftFileReport {
   untrained: number;
   /** Trajectories saved without their tokenizer's id (older runs): not checked against the model's tokenizer. */
   unlabeled: number;
+  /** Failed turns (format or tool errors) kept in the context and out of the loss. */
+  maskedTurns: number;
 }
 
 export interface SftData {
@@ -88,12 +90,12 @@ export async function loadSftData(options: SftDataOptions): Promise<SftData> {
       if (loaded.length === 0) throw invalidArg(file, 'is empty', 'remove it from sft.data, or fill it');
       // A loop, not push(...loaded): spreading a file of 100k examples overflows the stack.
       for (const e of loaded) examples.push(e);
-      reports.push({ file, format, examples: loaded.length, filtered: 0, untrained: 0, unlabeled: 0 });
+      reports.push({ file, format, examples: loaded.length, filtered: 0, untrained: 0, unlabeled: 0, maskedTurns: 0 });
     } else {
       const loaded = await loadTrajectoryFile(file, options, tokenizerId(options.tokenizer));
       if (loaded.examples.length + loaded.filtered + loaded.untrained === 0) throw invalidArg(file, 'is empty', 'remove it from sft.data, or fill it');
       for (const e of loaded.examples) examples.push(e);
-      reports.push({ file, format, examples: loaded.examples.length, filtered: loaded.filtered, untrained: loaded.untrained, unlabeled: loaded.unlabeled });
+      reports.push({ file, format, examples: loaded.examples.length, filtered: loaded.filtered, untrained: loaded.untrained, unlabeled: loaded.unlabeled, maskedTurns: loaded.maskedTurns });
     }
   }
   const filtersSet = options.minReward !== undefined || options.terminations !== undefined;

@@ -2,8 +2,11 @@
  * swerl's own saved trajectories (trajectories/step-N.jsonl.gz, RunDirectory.writeTrajectories)
  * as SFT examples: the token ids and the loss mask exactly as saved, never re-tokenized, so the
  * model is trained on the very ids it (or another run's model) sampled. Filters keep, say,
- * only solved episodes (minReward 1).
+ * only solved episodes (minReward 1). Turns that failed (a broken action format, a call its tool
+ * refused) stay in the context and out of the loss, as rejection fine-tuning treats them
+ * (agent/trajectory.ts, maskFailedTurns).
  */
+import { maskFailedTurns, type TurnSpan } from '../../agent/trajectory.js';
 import { invalidArg } from '../../errors.js';
 import type { TerminationReason } from '../../types/termination.js';
 import { trajectoryExample, type SftExample } from './example.js';
@@ -24,6 +27,8 @@ export interface TrajectoryFileResult {
   filtered: number;
   /** Records without a single trained token (episodes over their prompt budget, say). */
   untrained: number;
+  /** Failed turns kept in the context and masked out of the loss. */
+  maskedTurns: number;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -38,8 +43,33 @@ function integers(value: unknown, where: string, field: string, min: number, max
   return value as number[];
 }
 
-/** One saved record, checked: tokens, mask (0/1, as long), logprobs (when present, as long), reward, termination. */
-function readRecord(value: unknown, where: string): { tokens: number[]; mask: number[]; logprobs?: number[]; reward: number; termination: string; tokenizer?: string } {
+/** A record's turns, where it has them: where each sits in the tokens and whether it failed. */
+function readTurns(value: unknown, where: string, length: number): TurnSpan[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw invalidArg(`${where} turns`, 'must be an array of turn records');
+  return value.map((turn: unknown, i) => {
+    const at = `${where} turns[${i}]`;
+    if (!isObject(turn)) throw invalidArg(at, 'is not a JSON object');
+    const count = (field: 'contextTokens' | 'responseTokens'): number => {
+      const v = turn[field];
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw invalidArg(`${at} ${field}`, `is ${JSON.stringify(v)}; expected an integer >= 0`);
+      return v;
+    };
+    const contextTokens = count('contextTokens'), responseTokens = count('responseTokens');
+    if (contextTokens + responseTokens > length) throw invalidArg(at, `spans tokens ${contextTokens} to ${contextTokens + responseTokens}, past the record's ${length}`);
+    for (const field of ['formatError', 'toolError'] as const)
+      if (turn[field] !== undefined && typeof turn[field] !== 'string') throw invalidArg(`${at} ${field}`, `is ${JSON.stringify(turn[field])}; expected a string`);
+    return {
+      contextTokens,
+      responseTokens,
+      ...(turn.formatError !== undefined ? { formatError: turn.formatError as string } : {}),
+      ...(turn.toolError !== undefined ? { toolError: turn.toolError as string } : {}),
+    };
+  });
+}
+
+/** One saved record, checked: tokens, mask (0/1, as long), logprobs (when present, as long), turns (when present), reward, termination. */
+function readRecord(value: unknown, where: string): { tokens: number[]; mask: number[]; logprobs?: number[]; turns: TurnSpan[]; reward: number; termination: string; tokenizer?: string } {
   if (!isObject(value)) throw invalidArg(where, 'is not a JSON object', 'a trajectory record as trajectories/step-N.jsonl.gz holds it');
   const tokens = integers(value.tokens, where, 'tokens', 0, 2 ** 31 - 1);
   const mask = integers(value.mask, where, 'mask', 0, 1);
@@ -54,7 +84,8 @@ function readRecord(value: unknown, where: string): { tokens: number[]; mask: nu
   if (typeof value.reward !== 'number' || !Number.isFinite(value.reward)) throw invalidArg(`${where} reward`, `is ${JSON.stringify(value.reward)}; expected a finite number`);
   if (typeof value.termination !== 'string') throw invalidArg(`${where} termination`, `is ${JSON.stringify(value.termination)}; expected a string`);
   if (value.tokenizer !== undefined && typeof value.tokenizer !== 'string') throw invalidArg(`${where} tokenizer`, `is ${JSON.stringify(value.tokenizer)}; expected a tokenizer id string`);
-  return { tokens, mask, ...(logprobs ? { logprobs } : {}), reward: value.reward, termination: value.termination, ...(value.tokenizer !== undefined ? { tokenizer: value.tokenizer } : {}) };
+  const turns = readTurns(value.turns, where, tokens.length);
+  return { tokens, mask, ...(logprobs ? { logprobs } : {}), turns, reward: value.reward, termination: value.termination, ...(value.tokenizer !== undefined ? { tokenizer: value.tokenizer } : {}) };
 }
 
 /**
@@ -63,7 +94,7 @@ function readRecord(value: unknown, where: string): { tokens: number[]; mask: nu
  * ids would pass the vocabulary check and mean nothing to the model.
  */
 export async function loadTrajectoryFile(file: string, filters: TrajectoryFilters = {}, tokenizer?: string): Promise<TrajectoryFileResult> {
-  const result: TrajectoryFileResult = { examples: [], unlabeled: 0, filtered: 0, untrained: 0 };
+  const result: TrajectoryFileResult = { examples: [], unlabeled: 0, filtered: 0, untrained: 0, maskedTurns: 0 };
   for await (const { line, value } of jsonLines(file)) {
     const where = `${file}:${line}`;
     const record = readRecord(value, where);
@@ -78,11 +109,13 @@ export async function loadTrajectoryFile(file: string, filters: TrajectoryFilter
       result.filtered++;
       continue;
     }
-    if (!record.mask.includes(1)) {
+    const { mask, masked } = maskFailedTurns(record);
+    if (!mask.includes(1)) {
       result.untrained++;
       continue;
     }
-    result.examples.push(trajectoryExample(record, file, where));
+    result.maskedTurns += masked;
+    result.examples.push(trajectoryExample({ ...record, mask }, file, where));
   }
   return result;
 }

@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
 import type { AgentPolicy } from '../../../lib/types/policy.js';
 import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
-import type { Trajectory } from '../../../lib/agent/trajectory.js';
+import { maskFailedTurns, type Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
@@ -311,6 +311,21 @@ t.test("the edit oracle fixes generated tasks through the tools: view, str_repla
     t.ok(observation.trimEnd().split('\n').includes(expected), `${task.id}: and prints ${expected}, as the issue expects`);
   });
   t.throws(() => oracle.turns({ ...suite.tasks[0]!, metadata: {} }), /carries no swe-gen fix/, 'a task that is not generated is refused');
+
+  // Recovery demonstrations: every episode first replaces the buggy line with itself.
+  const recovering = new EditOraclePolicy({ tokenizer, recovery: 1 });
+  const recovered = await pool(suite.tasks.slice(0, 4), CONCURRENCY, (task) =>
+    runEpisode({ env: new SweEnv(task, backend, { maxSteps: 8, prompt: 'compact' }), policy: recovering, context: { taskId: task.id, task, sample: 0 }, group: 0 }, agent));
+  recovered.forEach((trajectory, i) => {
+    const task = suite.tasks[i]!;
+    t.equal(trajectory.reward, 1, `${task.id}, recovering: reward 1`);
+    t.match(trajectory.turns[1]!.toolError, /No replacement was performed: `new_str` is the same as `old_str`/, `${task.id}: the edit that changes nothing is refused, as a tool error`);
+    t.same(trajectory.turns.map((turn) => turn.toolError !== undefined), trajectory.turns.map((_, j) => j === 1), `${task.id}: no other turn failed`);
+    t.same(maskFailedTurns(trajectory).masked, 1, `${task.id}: fine-tuning masks that turn alone`);
+  });
+  t.same(suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'which tasks recover is fixed by their ids');
+  t.ok(suite.tasks.some((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)) && !suite.tasks.every((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'a share of 0.5 picks some tasks, not all');
+  t.throws(() => new EditOraclePolicy({ recovery: 2 }), /options\.recovery/, 'a share outside [0, 1] is refused');
   t.throws(() => oracle.turns({ ...suite.tasks[1]!, problemStatement: 'It is broken.' }), /the issue names no failing call/, 'an issue without a call to run is refused');
   checkRootEmpty(t);
 });

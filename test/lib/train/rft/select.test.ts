@@ -12,13 +12,13 @@ import t from 'tap';
 
 import { parseAgentLoopOptions, runEpisode } from '../../../../lib/agent/agent-loop.js';
 import { OraclePolicy } from '../../../../lib/agent/scripted-policy.js';
-import type { Trajectory } from '../../../../lib/agent/trajectory.js';
+import { maskFailedTurns, type Trajectory } from '../../../../lib/agent/trajectory.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../../lib/env/tasks/task.js';
 import { ByteTokenizer } from '../../../../lib/model/byte-tokenizer.js';
-import { maskFormatErrors, selectResolved } from '../../../../lib/train/rft/select.js';
+import { selectResolved } from '../../../../lib/train/rft/select.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../../../lib/types/policy.js';
 
 const TASK_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../tasks/swe-mini/py-lru-recency');
@@ -31,6 +31,8 @@ const agent = parseAgentLoopOptions({ maxTurns: 8, promptBudget: 1 << 16, respon
 
 const bash = (cmd: string) => `<function=execute_bash>\n<parameter=cmd>${cmd}</parameter>\n</function>`;
 const FINISH = '<function=finish>\n<parameter=command>submit</parameter>\n</function>';
+// Well formed, and refused by its tool: the path does not exist.
+const VIEW_NOWHERE = '<function=file_editor>\n<parameter=command>view</parameter>\n<parameter=path>/nowhere/cache.py</parameter>\n</function>';
 
 /** Answers a fixed script, turn by turn; `apply` stands for the task's gold patch applied. */
 class Script implements AgentPolicy {
@@ -47,24 +49,26 @@ class Script implements AgentPolicy {
 }
 
 const SCRIPTS = {
-  // Turn 0: prose, no call; turn 1: two calls; then the fix and finish.
-  errorsThenFix: [`I will look at the cache first.`, `${bash('true')}\n${bash('ls')}`, (apply: string) => apply, FINISH],
+  // Turn 0: prose, no call; turn 1: two calls; turn 2: a call its tool refuses; then the fix and finish.
+  errorsThenFix: [`I will look at the cache first.`, `${bash('true')}\n${bash('ls')}`, VIEW_NOWHERE, (apply: string) => apply, FINISH],
   clean: [(apply: string) => apply, FINISH],
   noop: [FINISH],
   // Resolved, but every turn broke the format: nothing is left to learn.
   allBroken: [(apply: string) => `${apply}\n${bash('ls')}`, `${FINISH}\n${bash('ls')}`],
 };
 
-t.test('only resolved trajectories are kept, with exactly their format-error turns masked', async (t) => {
+t.test('only resolved trajectories are kept, with exactly their failed turns masked', async (t) => {
   const task = await loadSwerlTaskFolder(TASK_DIR);
   const play = (name: keyof typeof SCRIPTS, sample: number): Promise<Trajectory> =>
     runEpisode({ env: new SweEnv(task, backend, { maxSteps: 8 }), policy: new Script(SCRIPTS[name]), context: { taskId: task.id, task, sample }, group: 0 }, agent);
   const [errors, clean, noop, broken] = await Promise.all([play('errorsThenFix', 0), play('clean', 1), play('noop', 2), play('allBroken', 3)]);
   t.same([errors, clean, noop, broken].map((x) => x.reward), [1, 1, 0, 1], 'rewards from the hidden tests');
-  t.same(errors.turns.map((x) => x.formatError), ['no tool call', '2 tool calls in one turn (only the first ran)', undefined, undefined]);
+  t.same(errors.turns.map((x) => x.formatError), ['no tool call', '2 tool calls in one turn (only the first ran)', undefined, undefined, undefined]);
+  t.same(errors.turns.map((x) => x.toolError !== undefined), [false, false, true, false, false], 'the refused call is a tool error, not a format error');
+  t.match(errors.turns[2]!.toolError, /nowhere/, 'the tool error is the observation\'s first line');
 
   const round = selectResolved([errors, clean, noop, broken]);
-  t.match(round, { sampled: 4, resolved: 3, maskedTurns: 4, emptyAfterMasking: 1, tasksSolved: 1 });
+  t.match(round, { sampled: 4, resolved: 3, maskedTurns: 5, emptyAfterMasking: 1, tasksSolved: 1 });
   t.same(round.examples.map((e) => e.id), [`${task.id}#0`, `${task.id}#1`], 'the unresolved and the all-broken trajectories are dropped');
 
   const kept = round.examples[0]!;
@@ -73,11 +77,11 @@ t.test('only resolved trajectories are kept, with exactly their format-error tur
     mask.subarray(turn.contextTokens, turn.contextTokens + turn.responseTokens);
   errors.turns.forEach((turn, i) => {
     const span = learned(kept.mask, turn);
-    if (i < 2) t.ok(span.every((m) => m === 0), `turn ${i} (${turn.formatError}) is masked out`);
+    if (i < 3) t.ok(span.every((m) => m === 0), `turn ${i} (${turn.formatError ?? turn.toolError}) is masked out`);
     else t.ok(span.length > 0 && span.every((m) => m === 1), `turn ${i} is learned whole`);
   });
-  const outsideTurns = kept.mask.reduce((n, m) => n + m, 0) - errors.turns.slice(2).reduce((n, x) => n + x.responseTokens, 0);
+  const outsideTurns = kept.mask.reduce((n, m) => n + m, 0) - errors.turns.slice(3).reduce((n, x) => n + x.responseTokens, 0);
   t.equal(outsideTurns, 0, 'nothing outside the well-formed turns is learned');
   t.same(Array.from(round.examples[1]!.mask), Array.from(clean.mask), 'a clean trajectory keeps its mask as sampled');
-  t.same(Array.from(maskFormatErrors(clean).mask), Array.from(clean.mask));
+  t.same(Array.from(maskFailedTurns(clean).mask), Array.from(clean.mask));
 });

@@ -59,6 +59,25 @@ t.test('records with nothing trained are counted, not trained on', async (t) => 
   t.equal(loaded.untrained, 1);
 });
 
+t.test('failed turns (format errors, tool errors) stay in the context and out of the loss', async (t) => {
+  const dir = new RunDirectory(t.testdir());
+  const saved = trajectory('<|im_start|>user\nfix it<|im_end|>\n<|im_start|>assistant\n', [97, 98, IM_END, 99, 100, IM_END, 101, 102, IM_END], 1, 'submitted');
+  const start = saved.promptTokens;
+  const turn = (offset: number, extra: object) => ({ contextTokens: start + offset, responseTokens: 3, finishReason: 'stop' as const, response: '', observation: '', observationTokens: 0, generateMs: 0, stepMs: 0, ...extra });
+  saved.turns = [turn(0, { toolError: 'ERROR: No replacement was performed' }), turn(3, { formatError: 'no tool call' }), turn(6, {})];
+  await dir.writeTrajectories(1, [saved], () => ({}));
+  const loaded = await loadTrajectoryFile(path.join(dir.trajectories, 'step-1.jsonl.gz'));
+  t.equal(loaded.maskedTurns, 2);
+  const mask = Array.from(loaded.examples[0]!.mask.subarray(start));
+  t.same(mask, [0, 0, 0, 0, 0, 0, 1, 1, 1], 'only the turn that worked is learned');
+  t.same(Array.from(loaded.examples[0]!.tokens), Array.from(saved.tokens), 'the failed turns stay in the context');
+
+  saved.turns = [turn(0, { toolError: 'x' }), turn(3, { toolError: 'y' }), turn(6, { formatError: 'z' })];
+  await dir.writeTrajectories(2, [saved], () => ({}));
+  const nothing = await loadTrajectoryFile(path.join(dir.trajectories, 'step-2.jsonl.gz'));
+  t.same([nothing.examples.length, nothing.untrained], [0, 1], 'a record whose every turn failed has nothing to learn');
+});
+
 t.test('a malformed record is refused naming the file, the line and the field', async (t) => {
   const dir = t.testdir();
   const good = { tokens: [1, 2, 3], mask: [0, 1, 1], logprobs: [0, -1, -1], reward: 1, termination: 'submitted' };
@@ -70,6 +89,8 @@ t.test('a malformed record is refused naming the file, the line and the field', 
     [{ ...good, logprobs: [0, null, 0] }, /:2 logprobs\[1\] is null; expected a finite number/],
     [{ ...good, reward: 'yes' }, /:2 reward is "yes"; expected a finite number/],
     [{ ...good, termination: undefined }, /:2 termination is undefined/],
+    [{ ...good, turns: [{ contextTokens: 1, responseTokens: 5 }] }, /:2 turns\[0\] spans tokens 1 to 6, past the record's 3/],
+    [{ ...good, turns: [{ contextTokens: 1, responseTokens: 1, toolError: 3 }] }, /:2 turns\[0\] toolError is 3; expected a string/],
     [[1, 2], /:2 is not a JSON object/],
     ['{"tokens": [1,', /:2 is not valid JSON/],
   ];
