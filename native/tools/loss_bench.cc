@@ -28,10 +28,13 @@
 #include <vector>
 
 #include "loss/loss.h"
+#include "tool_args.h"
 
 namespace {
 
 using namespace swerl;
+using tools::median;
+using tools::parse_list;
 
 struct Config {
   std::string out = "bench/results/loss-cuda.json";
@@ -40,18 +43,6 @@ struct Config {
   int64_t vocab = 151936;
   bool eager = true;
 };
-
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
-  return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? NAN : v[v.size() / 2];
-}
 
 // Median milliseconds of f over CUDA events on the current stream.
 double time_ms(const std::function<void()>& f, int warmup, int repeats) {
@@ -131,10 +122,7 @@ int main(int argc, char** argv) {
   Config c;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
+    const auto next = [&] { return tools::flag_value(i, argc, argv); };
     if (a == "--out") c.out = next();
     else if (a == "--repeats") c.repeats = std::stoi(next());
     else if (a == "--warmup") c.warmup = std::stoi(next());

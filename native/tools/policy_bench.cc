@@ -37,10 +37,13 @@
 
 #include "core/profile.h"
 #include "model/policy.h"
+#include "tool_args.h"
 
 namespace {
 
 using namespace swerl;
+using tools::median;
+using tools::parse_list;
 
 constexpr double kPeakFlops = 989e12;
 
@@ -72,13 +75,6 @@ ModelConfig model_config(const std::string& name) {
   return m;
 }
 
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
-  return out;
-}
-
 std::vector<TrainShape> parse_shapes(const std::string& s) {
   std::vector<TrainShape> out;
   if (s == "none") return out;
@@ -95,11 +91,6 @@ void synchronize(const at::Device& device) {
 #ifdef SWERL_WITH_CUDA
   if (device.is_cuda()) cudaDeviceSynchronize();
 #endif
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Median wall seconds of f, the device drained before and after each run, after one warm-up.
@@ -154,10 +145,7 @@ int main(int argc, char** argv) try {
   Config c;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
+    const auto next = [&] { return tools::flag_value(i, argc, argv); };
     if (a == "--device") c.device = next();
     else if (a == "--model") c.model = next();
     else if (a == "--train") c.train = parse_shapes(next());
