@@ -14,7 +14,7 @@ import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
 import type { Task } from './tasks/task.js';
-import { SweTools, toolDescriptions, type ToolProfile } from './tools/index.js';
+import { SweTools, firstOutputLine, toolDescriptions, type ToolProfile } from './tools/index.js';
 
 export interface SweEnvOptions {
   /** 'default' (every text file) or 'r2egym' (its .py-only, concise-view tools). */
@@ -60,12 +60,6 @@ export interface SweRewardResult extends RewardResult {
   patch: string;
   /** The test command's output. */
   log: string;
-}
-
-/** A failed call's observation in a line: its first line past the "Execution output of [tool]:" header. */
-function firstErrorLine(observation: string): string {
-  const line = observation.split('\n').find((l) => l.trim() !== '' && !l.startsWith('Execution output of ['));
-  return (line ?? 'the tool reported an error').slice(0, 300);
 }
 
 /** Grading sandboxes made per reward() before an infrastructure fault is the episode's. */
@@ -144,7 +138,7 @@ export class SweEnv implements Env {
       try {
         const result = await this.tools.call(call, { timeoutMs: limits.timeoutMs });
         observation = result.observation;
-        if (result.error) info.toolError = firstErrorLine(result.observation);
+        if (result.error) info.toolError = firstOutputLine(result.observation);
         if (result.finished) this.termination = 'submitted';
         else if (result.timedOut && limits.endsEpisode) this.termination = 'timeout';
       } catch (error) {

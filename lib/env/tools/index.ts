@@ -59,6 +59,12 @@ export function toolOutput(tool: 'search' | 'file_editor', output: string): stri
   return `Execution output of [${tool}]:\n${output}`;
 }
 
+/** An observation in a line: its first line past the tool line toolOutput wrote (a failed call's error). */
+export function firstOutputLine(observation: string): string {
+  const line = observation.split('\n').find((l) => l.trim() !== '' && !/^Execution output of \[[a-z_]+\]:$/.test(l));
+  return (line ?? 'the tool reported an error').slice(0, 300);
+}
+
 /** One episode's tools over one sandbox (file_editor's undo history lives here). */
 export class SweTools {
   readonly profile: ToolProfile;
