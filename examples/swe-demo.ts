@@ -21,15 +21,18 @@
  * line it is) and the held-out tasks whose fix never occurs in training. No held-out task enters
  * training or picks a checkpoint: each phase's last checkpoint is taken, and the curriculum
  * advances on train-seed dev slices. Everything goes to <dir>/demo.json and <dir>/demo.svg; each
- * phase is a train() run of its own config.json.
+ * phase is a train() run of its own config.json. A finished seed leaves <dir>/seed-N/result.json:
+ * run again into the same --dir (after an interrupt, or with more --seeds) and it is read, not
+ * rerun, when every setting matches; a seed left unfinished starts over.
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++ and continued RFT: steps, and GRPO++'s learning rate)
  */
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 
 import { runRollouts } from '../lib/agent/rollout.js';
 import { EditOraclePolicy } from '../lib/agent/scripted-policy.js';
@@ -137,6 +140,7 @@ interface Point {
   /** Training episodes sampled before this point (RFT and RL), SFT at 0. */
   episodes: number;
   heldout: RateSummary;
+  /** Minutes from the seed's start. */
   minutes: number;
 }
 
@@ -191,8 +195,57 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
   };
 }
 
-async function runSeed(seed: number) {
+/**
+ * What a seed's result depends on besides the seed: a finished seed is reused by a later run
+ * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
+ * when all of this is the same.
+ */
+const SETTINGS = { size: sizeName, budget: SIZE, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
+
+interface SeedResult {
+  seed: number;
+  points: Point[];
+  outcomes: Record<string, Outcomes>;
+  memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
+  oracle: { resolved: number; tasks: number };
+  summaries: Record<string, unknown>;
+  /** Minutes this seed took, from its suites to its memorization baseline. */
+  seedMinutes: number;
+}
+
+/** The result file of a finished seed: written last, atomically, so it exists only for a seed that ran to the end. */
+const resultFile = (seed: number) => path.join(root, `seed-${seed}`, 'result.json');
+
+async function finishedSeed(seed: number): Promise<SeedResult | undefined> {
+  const file = resultFile(seed);
+  let saved: { settings: unknown; result: Omit<SeedResult, 'outcomes'> & { outcomes: Record<string, Record<string, boolean>> } };
+  try {
+    saved = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${file} cannot be read (${(error as Error).message}); remove it to run seed ${seed} again`);
+  }
+  const differing = Object.keys(SETTINGS).filter((k) => !isDeepStrictEqual((saved.settings as Record<string, unknown>)?.[k], (SETTINGS as Record<string, unknown>)[k]));
+  if (differing.length > 0) {
+    throw new Error(`${file} is seed ${seed} of a run with other settings (${differing.join(', ')} differ); give another --dir, or remove ${path.dirname(file)} to run it again`);
+  }
+  const outcomes = Object.fromEntries(Object.entries(saved.result.outcomes).map(([phase, o]) => [phase, new Map(Object.entries(o))]));
+  return { ...saved.result, outcomes };
+}
+
+async function runSeed(seed: number): Promise<SeedResult> {
+  const finished = await finishedSeed(seed);
+  if (finished) {
+    log(`seed ${seed}: finished in an earlier run (${finished.seedMinutes.toFixed(1)} min), read from ${resultFile(seed)}`);
+    return finished;
+  }
+  const seedStarted = minutes();
   const dir = path.join(root, `seed-${seed}`);
+  if (existsSync(dir)) {
+    // A seed is a unit of work: one an earlier run stopped inside starts over.
+    log(`seed ${seed}: an earlier run stopped inside it (no ${path.basename(resultFile(seed))}); starting it over`);
+    await rm(dir, { recursive: true, force: true });
+  }
   const tasksDir = path.join(dir, 'tasks');
   const { sftTasks, pools, heldout, dropped } = await suites(tasksDir);
   log(`seed ${seed}: ${sftTasks.length} SFT tasks and ${pools.length} RL tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
@@ -200,7 +253,7 @@ async function runSeed(seed: number) {
   const outcomes: Record<string, Outcomes> = {};
   const measure = async (phase: string, episodes: number, checkpoint: string) => {
     outcomes[phase] = await heldOutOutcomes(checkpoint, heldout, seed);
-    const point = { seed, phase, episodes, heldout: rateOf(outcomes[phase]!.values()), minutes: minutes() };
+    const point = { seed, phase, episodes, heldout: rateOf(outcomes[phase]!.values()), minutes: minutes() - seedStarted };
     points.push(point);
     log(`seed ${seed} ${phase}: held-out resolved ${formatRate(point.heldout)}`);
     return point;
@@ -271,12 +324,16 @@ async function runSeed(seed: number) {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  return { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, summaries };
+  const result = { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, summaries, seedMinutes: minutes() - seedStarted };
+  await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
+  return result;
 }
+
+const outcomesJson = (outcomes: Record<string, Outcomes>) => Object.fromEntries(Object.entries(outcomes).map(([phase, o]) => [phase, Object.fromEntries(o)]));
 
 pinBlasToOneThread();
 log(`swe demo (${sizeName}, seeds ${seeds.join(', ')}, model ${model}, ${device}) into ${root}`);
-const results: Awaited<ReturnType<typeof runSeed>>[] = [];
+const results: SeedResult[] = [];
 for (const seed of seeds) results.push(await runSeed(seed));
 
 const comparison = pairedComparison(results.map((r) => [r.outcomes['grpo++']!, r.outcomes['rft-continued']!] as const));
@@ -317,7 +374,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   points,
   pooled,
   comparison,
-  perSeed: results.map((r) => ({ seed: r.seed, oracle: r.oracle, memorization: r.memorization, outcomes: Object.fromEntries(Object.entries(r.outcomes).map(([k, v]) => [k, Object.fromEntries(v)])), summaries: r.summaries })),
+  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, oracle: r.oracle, memorization: r.memorization, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },
 });

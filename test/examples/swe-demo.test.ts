@@ -21,12 +21,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const model = path.join(root, 'hf-qwen3');
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
-  const child = spawnTs(DEMO, { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') }, ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-lr', '5e-5']);
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exit = await waitForExit(child);
-  t.equal(exit.code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
+  const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
+  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-lr', lr];
+  const { code, output } = await runDemo(args('5e-5'), env);
+  t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
   const demo = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
   t.equal(demo.model, model, 'the checkpoint given');
@@ -46,4 +44,25 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
+
+  // Run again into the same --dir: the finished seed is read back, not rerun; other settings are refused.
+  const again = await runDemo(args('5e-5'), env);
+  t.equal(again.code, 0, `the second run exits 0 (last output: ${again.output.slice(-1500)})`);
+  t.match(again.output, /seed 3: finished in an earlier run/, 'seed 3 is read from its result.json');
+  t.notMatch(again.output, /oracle:/, 'and no phase runs');
+  const reread = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
+  t.same(reread.perSeed, demo.perSeed, 'the same outcomes, memorization and minutes');
+  t.same(reread.comparison, demo.comparison);
+  const other = await runDemo(args('1e-4'), env);
+  t.not(other.code, 0, 'a run with another learning rate into the same --dir fails');
+  t.match(other.output, /seed 3 of a run with other settings \(lr differ\); give another --dir, or remove/, 'naming the setting and the fix');
 });
+
+async function runDemo(args: string[], env: Record<string, string>) {
+  const child = spawnTs(DEMO, env, args);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exit = await waitForExit(child);
+  return { code: exit.code, output };
+}
