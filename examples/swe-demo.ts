@@ -109,6 +109,15 @@ const CURRICULUM: CurriculumConfig = {
   // Each phase starts where its policy does not already pass a dev slice.
   placement: true,
 };
+/** Held-out seeds a demo seed asks for: SIZE.heldout, and room for those a train task shares a program with (dropped). */
+const HELDOUT_SEEDS = Math.ceil(SIZE.heldout * 1.15) + 4;
+/**
+ * Where a demo seed's tasks start in each split: every seed has tasks of its own (its curriculum
+ * pools, dev slices and SFT tasks; its held-out tasks), so three seeds measure on three times
+ * as many held-out tasks, not the same ones thrice.
+ */
+const TASK_SEEDS_PER_SEED = Math.max(CURRICULUM.tiers.length * (2 * SIZE.pool + SIZE.dev), HELDOUT_SEEDS);
+const taskSeedsOf = (seed: number) => seed * TASK_SEEDS_PER_SEED;
 const ENV = { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 };
 const AGENT = { maxTurns: 6, promptBudget: 1024, responseBudget: 2048, maxTokensPerTurn: 256, trajectoryTimeoutMs: 300_000, stepTimeoutMs: 30_000 };
 const CONCURRENCY = Math.max(8, 4 * cpus().length);
@@ -165,20 +174,20 @@ async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed:
  * on the SFT tasks themselves the policy recalls fixes it was taught (67% resolved, against 37%
  * held out), which rewards memory rather than fixing.
  */
-async function suites(tasksDir: string) {
+async function suites(tasksDir: string, firstSeed: number) {
   const sftTasks: Task[] = [];
   const pools: Task[] = [];
   const tiers = tierOptions(CURRICULUM, KNOBS);
   // The SFT seeds come after every tier's pool and dev slice (tierSeeds' range).
-  const sftFirstSeed = tiers.length * (SIZE.pool + SIZE.dev);
+  const sftFirstSeed = firstSeed + tiers.length * (SIZE.pool + SIZE.dev);
   for (const [i, options] of tiers.entries()) {
-    const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev);
+    const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev, firstSeed);
     pools.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
     await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
     sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
   }
   // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
-  const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', count: Math.ceil(SIZE.heldout * 1.15) + 4, disjointFrom: tasksDir, dropShared: true, force: true });
+  const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', firstSeed, count: HELDOUT_SEEDS, disjointFrom: tasksDir, dropShared: true, force: true });
   if (heldout.tasks.length < SIZE.heldout) throw new Error(`only ${heldout.tasks.length} held-out tasks are disjoint from the train programs; ask for fewer`);
   return { sftTasks, pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
@@ -189,7 +198,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
   return {
     run: { dir: runDir, seed, steps, checkpointEvery: steps, progress: 'lines' },
     model: { path: modelPath, device, threads: 2 },
-    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, ...KNOBS }, curriculum, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
+    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, firstSeed: taskSeedsOf(seed), ...KNOBS }, curriculum, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
     rollout: { ...AGENT, concurrency: CONCURRENCY },
     eval: { every: 0 },
   };
@@ -200,7 +209,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
 
 interface SeedResult {
   seed: number;
@@ -247,7 +256,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     await rm(dir, { recursive: true, force: true });
   }
   const tasksDir = path.join(dir, 'tasks');
-  const { sftTasks, pools, heldout, dropped } = await suites(tasksDir);
+  const { sftTasks, pools, heldout, dropped } = await suites(tasksDir, taskSeedsOf(seed));
   log(`seed ${seed}: ${sftTasks.length} SFT tasks and ${pools.length} RL tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
   const points: Point[] = [];
   const outcomes: Record<string, Outcomes> = {};
@@ -367,6 +376,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   model,
   device,
   budget: SIZE,
+  taskSeedsPerSeed: TASK_SEEDS_PER_SEED,
   curriculum: CURRICULUM,
   lr: LR,
   rlMiniBatches: RL_MINI_BATCHES,

@@ -19,6 +19,7 @@ import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfi
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
 import { resolvePretrainOptions, type PretrainConfig } from './pretrain/options.js';
 import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
+import { SEEDS_PER_SPLIT } from '../env/tasks/swe-gen/splits.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 import { CURRICULUM_SCHEMA, tierOptions, type CurriculumConfig } from './curriculum.js';
 
@@ -106,6 +107,12 @@ export interface FrozenLakeTasksConfig {
 export interface SweGenerateConfig extends Partial<SweGenTaskOptions> {
   train: number;
   heldout: number;
+  /**
+   * Where the run's seeds start in each split (default 0): the train suite, or the curriculum's
+   * tiers, from train seed firstSeed on, the held-out suite from held-out seed firstSeed on.
+   * Runs with firstSeeds further apart than their task counts draw disjoint tasks.
+   */
+  firstSeed?: number;
 }
 
 export interface SweTasksConfig {
@@ -297,7 +304,7 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env' | 'path'> & { env: obj
     generate: {
       type: 'object',
       required: ['train', 'heldout'],
-      properties: { train: COUNT(1, 1_000_000), heldout: COUNT(0, 1_000_000) },
+      properties: { train: COUNT(1, 1_000_000), heldout: COUNT(0, 1_000_000), firstSeed: COUNT(0, SEEDS_PER_SPLIT - 1) },
     },
     curriculum: CURRICULUM_SCHEMA,
     format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
@@ -507,9 +514,12 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
     if (swe.path === undefined && swe.generate === undefined)
       throw invalidArg('config.tasks.path', 'is required', 'name a task folder suite or dataset rows, or generate tasks: {"generate": {"train": 200, "heldout": 30}}');
     if (swe.generate) {
-      const { train: _train, heldout: _heldout, ...knobs } = swe.generate;
+      const { train, heldout, firstSeed = 0, ...knobs } = swe.generate;
       parseSweGenTaskOptions(knobs, 'config.tasks.generate');
       if (swe.curriculum) tierOptions(swe.curriculum, knobs);
+      const trainSeeds = swe.curriculum ? swe.curriculum.tiers.length * (train + swe.curriculum.devTasks) : train;
+      if (firstSeed + Math.max(trainSeeds, heldout) > SEEDS_PER_SPLIT)
+        throw invalidArg('config.tasks.generate.firstSeed', `(${firstSeed}) leaves too few seeds: the run takes ${Math.max(trainSeeds, heldout)} from it and a split has ${SEEDS_PER_SPLIT}`, 'give an earlier firstSeed');
     } else if (swe.curriculum) {
       throw invalidArg('config.tasks.curriculum', 'needs generated tasks (its tiers are swe-gen suites)', 'add tasks.generate: {"train": 200, "heldout": 300}');
     }

@@ -100,9 +100,9 @@ function tierIndex(names: readonly string[], name: string, field: string): numbe
   return i;
 }
 
-/** Where tier i's tasks sit among the train split's seeds: its pool, then its dev slice; tiers never share a seed. */
-export function tierSeeds(i: number, train: number, devTasks: number): { pool: { firstSeed: number; count: number }; dev: { firstSeed: number; count: number } } {
-  const first = i * (train + devTasks);
+/** Where tier i's tasks sit among the train split's seeds from `firstSeed`: its pool, then its dev slice; tiers never share a seed. */
+export function tierSeeds(i: number, train: number, devTasks: number, firstSeed = 0): { pool: { firstSeed: number; count: number }; dev: { firstSeed: number; count: number } } {
+  const first = firstSeed + i * (train + devTasks);
   return { pool: { firstSeed: first, count: train }, dev: { firstSeed: first + train, count: devTasks } };
 }
 

@@ -95,7 +95,7 @@ interface GeneratedIds {
  * or a shared filesystem), nothing is rewritten under rank 0's sandboxes.
  */
 async function generateSuites(dir: string, generate: SweGenerateConfig, curriculum: CurriculumConfig | undefined, reuse: boolean): Promise<GeneratedIds> {
-  const { train, heldout, ...knobs } = generate;
+  const { train, heldout, firstSeed = 0, ...knobs } = generate;
   const suites: { ids: string[]; write: () => Promise<unknown> }[] = [];
   const suite = (request: SweGenSuiteRequest) => {
     const ids = sweGenSuiteIds(request);
@@ -105,13 +105,13 @@ async function generateSuites(dir: string, generate: SweGenerateConfig, curricul
   let tiers: GeneratedIds['tiers'];
   if (curriculum) {
     tiers = tierOptions(curriculum, knobs).map((options, i) => {
-      const seeds = tierSeeds(i, train, curriculum.devTasks);
+      const seeds = tierSeeds(i, train, curriculum.devTasks, firstSeed);
       return { pool: suite({ ...options, split: 'train', ...seeds.pool }), dev: suite({ ...options, split: 'train', ...seeds.dev }) };
     });
   } else {
-    suite({ ...knobs, split: 'train', count: train });
+    suite({ ...knobs, split: 'train', firstSeed, count: train });
   }
-  const heldoutIds = heldout === 0 ? [] : suite({ ...knobs, split: 'heldout', count: heldout });
+  const heldoutIds = heldout === 0 ? [] : suite({ ...knobs, split: 'heldout', firstSeed, count: heldout });
   const all = suites.flatMap((s) => s.ids);
   if (new Set(all).size !== all.length) throw invalidArg('config.tasks.curriculum', 'makes two suites share a task id', 'report it: tiers are meant to take disjoint seeds');
   if (!(reuse && all.every((id) => existsSync(path.join(dir, id))))) for (const s of suites) await s.write();

@@ -36,10 +36,16 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   // trajectories of another: SFT having run says they matched.
   t.ok(seed.oracle.tasks > 0 && seed.oracle.resolved === seed.oracle.tasks, `the edit oracle resolved every SFT task (${seed.oracle.resolved} of ${seed.oracle.tasks})`);
   t.match(seed.memorization, { all: { tasks: 2 } }, 'the memorization baseline on the same held-out tasks');
+  const heldoutSeeds = Object.keys(seed.outcomes.sft).map((id) => Number(id.split('-')[3]));
+  t.ok(
+    heldoutSeeds.every((s) => s >= 3 * demo.taskSeedsPerSeed && s < 4 * demo.taskSeedsPerSeed),
+    `seed 3 has held-out tasks of its own: seeds ${heldoutSeeds.join(', ')} in [3, 4) x ${demo.taskSeedsPerSeed}`,
+  );
   for (const arm of ['grpo++', 'rft-continued']) {
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
     t.equal(config.tasks.curriculum.startTier, seed.summaries[arm].startTier, `${arm} starts in the tier RFT ended in (${seed.summaries[arm].startTier})`);
     t.equal(config.run.steps, 2, `${arm}: --rl-steps`);
+    t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rft, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');

@@ -52,6 +52,7 @@ t.test('the tiers are written with disjoint seeds; the source trains on the curr
   c.resume(2);
   t.same(source.train.map((r) => r.id), c.tiers[2]!.train.map((r) => r.id), 'and from the tier it is in');
   t.same(tierSeeds(1, 10, 4), { pool: { firstSeed: 14, count: 10 }, dev: { firstSeed: 24, count: 4 } });
+  t.same(tierSeeds(1, 10, 4, 1000), { pool: { firstSeed: 1014, count: 10 }, dev: { firstSeed: 1024, count: 4 } }, 'from tasks.generate.firstSeed');
 });
 
 t.test('the advance rule', async (t) => {

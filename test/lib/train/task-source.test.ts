@@ -46,6 +46,27 @@ t.test('tasks.generate: suites written into <run.dir>/tasks, the held-out split 
   t.equal(readFileSync(file, 'utf8'), before);
 });
 
+t.test('tasks.generate.firstSeed: where the run\'s seeds start in each split, so two runs can draw disjoint tasks', async (t) => {
+  const knobs = { train: 3, heldout: 2, functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
+  const open = async (generate: object) => openTaskSource(resolveTrainConfig(config(path.join(t.testdir(), `run-${JSON.stringify(generate).length}-${Math.random()}`), generate)).tasks, 'swerl-test');
+  const first = await open(knobs);
+  const later = await open({ ...knobs, firstSeed: 3 });
+  const overlap = await open({ ...knobs, firstSeed: 1 });
+  const seeds = (refs: readonly { id: string }[]) => refs.map((r) => Number(r.id.split('-')[3])).sort((a, b) => a - b);
+  t.same(seeds(later.train), [3, 4, 5], 'train seeds from firstSeed');
+  t.same(seeds(later.evaluation), [3, 4], 'held-out seeds from firstSeed');
+  t.same(seeds(first.train), [0, 1, 2], 'default 0');
+  const ids = (s: typeof first) => [...s.train, ...s.evaluation].map((r) => r.id);
+  t.equal(ids(later).filter((id) => ids(first).includes(id)).length, 0, 'three seeds on: no task shared');
+  const shared = ids(overlap).filter((id) => ids(first).includes(id));
+  t.same(seeds(shared.map((id) => ({ id }))), [1, 1, 2], 'one seed on: the seeds both runs take are the same tasks (train 1 and 2, held-out 1)');
+  t.throws(
+    () => resolveTrainConfig(config(path.join(t.testdir(), 'bad'), { ...knobs, firstSeed: 2 ** 31 - 2 })),
+    /config\.tasks\.generate\.firstSeed \(2147483646\) leaves too few seeds: the run takes 3 .*; give an earlier firstSeed/,
+  );
+  t.throws(() => resolveTrainConfig(config(path.join(t.testdir(), 'neg'), { ...knobs, firstSeed: -1 })), /config\.tasks\.generate\.firstSeed/);
+});
+
 t.test('tasks.generate is checked when the config loads', async (t) => {
   const dir = path.join(t.testdir(), 'run');
   t.throws(() => resolveTrainConfig(config(dir, { train: 4, heldout: 1, kinds: ['typo'] })), /config\.tasks\.generate\.kinds/);
