@@ -6,7 +6,8 @@
  * fixing bugs):
  *
  *   0. suites: a curriculum's tiers of train-split tasks (SFT tasks, RL pools and dev slices) and
- *      a held-out suite of held-out seeds whose programs no train task has
+ *      a held-out suite of held-out seeds whose programs no train task has; each demo seed its
+ *      own (taskSeedsOf)
  *   1. the edit oracle (view, str_replace, run the issue's call, finish) plays every SFT task with
  *      the model's tokenizer, a share of them first trying an edit that changes nothing and
  *      reading the editor's refusal (RECOVERY); SFT on those trajectories, the refused turns
@@ -138,6 +139,12 @@ const RL_EPISODES = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
  */
 const RECOVERY = 0.3;
 const LR = { sft: 1e-3, rft: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
+/**
+ * Both RFT phases' optimizer, whole: the rft preset would fill in Nebius's (10 warm-up steps,
+ * cosine to 0 over the optimizer steps of a run in which every episode resolves), and a phase
+ * of a few steps takes fewer optimizer steps than that warm-up: it would never train at LR.rft.
+ */
+const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: 0, schedule: 'constant' };
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
@@ -209,7 +216,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftOptimizer: RFT_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
 
 interface SeedResult {
   seed: number;
@@ -294,22 +301,22 @@ async function runSeed(seed: number): Promise<SeedResult> {
   const rft = await train({
     ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
     rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rftTasks, samplesPerTask: SIZE.rftSamples },
-    optimizer: { lr: LR.rft },
+    optimizer: RFT_OPTIMIZER,
     algorithm: { preset: 'rft' },
   });
   await measure('rft', RFT_EPISODES, rft.checkpoint!);
 
   // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
   const arms = [
-    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES }, lr: LR.rl },
-    { phase: 'rft-continued', algorithm: { preset: 'rft' }, lr: LR.rft },
+    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES }, optimizer: { lr: LR.rl, weightDecay: 0 } },
+    { phase: 'rft-continued', algorithm: { preset: 'rft' }, optimizer: RFT_OPTIMIZER },
   ];
   const summaries: Record<string, unknown> = {};
   for (const arm of arms) {
     const run = await train({
       ...phaseConfig(path.join(dir, `4-${arm.phase}`), seed, tasksDir, heldout, rft.checkpoint!, SIZE.rlSteps, rft.curriculumTier),
       rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
-      optimizer: { lr: arm.lr, weightDecay: 0 },
+      optimizer: arm.optimizer,
       algorithm: arm.algorithm,
     });
     summaries[arm.phase] = { dir: run.dir, last: run.last, startTier: rft.curriculumTier, endTier: run.curriculumTier };
@@ -379,6 +386,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   taskSeedsPerSeed: TASK_SEEDS_PER_SEED,
   curriculum: CURRICULUM,
   lr: LR,
+  rftOptimizer: RFT_OPTIMIZER,
   rlMiniBatches: RL_MINI_BATCHES,
   oracleRecovery: RECOVERY,
   points,

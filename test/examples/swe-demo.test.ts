@@ -47,6 +47,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     t.equal(config.run.steps, 2, `${arm}: --rl-steps`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rft, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
+    if (arm === 'rft-continued') t.match(config.optimizer, demo.rftOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
