@@ -117,3 +117,17 @@ export function optimizerStepsPerRun(algorithm: AlgorithmConfig, steps: number, 
   if (algorithm.rejection) return steps * Math.ceil((trajectoriesPerStep * algorithm.rejection.epochs) / algorithm.rejection.sequencesPerStep);
   return steps * algorithm.miniBatches * algorithm.epochs;
 }
+
+/**
+ * A warm-up that takes half of a run's optimizer steps or more (the rft preset's 10, say, in a
+ * run of a few steps) leaves the run training below optimizer.lr most of the time: said when
+ * the run starts, with the fix. Null when the warm-up is short enough.
+ */
+export function warmupWarning(algorithm: AlgorithmConfig, warmupSteps: number, optimizerSteps: number): string | null {
+  if (warmupSteps === 0 || 2 * warmupSteps < optimizerSteps) return null;
+  const most = algorithm.rejection ? ' at most (rejection fine-tuning steps only on resolved episodes, so fewer)' : '';
+  return (
+    `optimizer.warmupSteps (${warmupSteps}) is half or more of the run's ${optimizerSteps} optimizer steps${most}: ` +
+    'the learning rate stays below optimizer.lr for most of the run; set optimizer.warmupSteps lower (0 for none)'
+  );
+}

@@ -11,7 +11,7 @@ import { resolveLossOptions } from '../math/policy-loss.js';
 import { pinBlasToOneThread } from '../native.js';
 import { renderChartsSvg, trainingCharts } from './plots.js';
 import { shapeBatch } from './batch.js';
-import { optimizerStepsPerRun } from './algorithms.js';
+import { optimizerStepsPerRun, warmupWarning } from './algorithms.js';
 import { AsyncRollouts, VersionClock, type Batch } from './async-rollouts.js';
 import { collect, evaluate, replay, type Ranks } from './collect.js';
 import { ProcessGroupChannel } from '../model/process-group.js';
@@ -92,6 +92,8 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   let source = lead ? await openTaskSource(config.tasks, label) : undefined;
   if (config.tasks.kind === 'swe') pinBlasToOneThread();
   const optimizerSteps = optimizerStepsPerRun(algorithm, run.steps, config.rollout.tasksPerStep * config.rollout.samplesPerTask);
+  const warmup = warmupWarning(algorithm, config.optimizer.warmupSteps, optimizerSteps);
+  if (warmup && lead) emit({ type: 'warning', step: 0, message: warmup });
 
   // The policy: the last checkpoint when resuming, else fresh (then warm-up, saved as step 0).
   // A follower loads the configured model; joining the group gives it rank 0's weights.

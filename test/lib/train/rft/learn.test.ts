@@ -11,7 +11,7 @@ import t from 'tap';
 import type { Trajectory, TurnRecord } from '../../../../lib/agent/trajectory.js';
 import { presetConfig } from '../../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../../lib/model/native-policy.js';
-import { optimizerStepsPerRun, PRESETS } from '../../../../lib/train/algorithms.js';
+import { optimizerStepsPerRun, PRESETS, warmupWarning } from '../../../../lib/train/algorithms.js';
 import { resolveTrainConfig } from '../../../../lib/train/config.js';
 import { rejectionLearn } from '../../../../lib/train/rft/learn.js';
 import { train } from '../../../../lib/train/trainer.js';
@@ -78,6 +78,14 @@ t.test("the rft preset: Nebius's optimizer defaults where the config sets none, 
   t.same(c.algorithm.rejection, { epochs: 1, sequencesPerStep: 8 });
   t.match(resolveTrainConfig({ ...base, optimizer: { lr: 1e-4 } }).optimizer, { lr: 1e-4, weightDecay: 0.1 }, 'a field the config sets stays');
   t.equal(optimizerStepsPerRun(c.algorithm, 4, 2), 4, 'at most ceil(2 / 8) = 1 step per training step');
+  t.match(
+    warmupWarning(c.algorithm, c.optimizer.warmupSteps, 4),
+    /^optimizer\.warmupSteps \(10\) is half or more of the run's 4 optimizer steps at most \(rejection .*\): the learning rate stays below optimizer\.lr .*; set optimizer\.warmupSteps lower/,
+    "the preset's warm-up in a short run is said, with the fix",
+  );
+  t.equal(warmupWarning(c.algorithm, 10, 21), null, 'under half the run: nothing');
+  t.equal(warmupWarning(c.algorithm, 0, 1), null, 'no warm-up: nothing');
+  t.match(warmupWarning({ ...PRESETS['grpo++'], preset: 'grpo++' }, 5, 10), /^optimizer\.warmupSteps \(5\) is half or more of the run's 10 optimizer steps: /, 'a policy gradient: the count is exact');
   t.equal(optimizerStepsPerRun({ ...PRESETS['grpo++'], preset: 'grpo++', miniBatches: 2, epochs: 3 }, 4, 16), 24);
   t.throws(() => resolveTrainConfig({ ...base, algorithm: { preset: 'grpo++' } }), /samplesPerTask/, 'a policy gradient still needs groups');
 });
