@@ -48,7 +48,8 @@ t.test('tasks.generate: suites written into <run.dir>/tasks, the held-out split 
 
 t.test('tasks.generate.firstSeed: where the run\'s seeds start in each split, so two runs can draw disjoint tasks', async (t) => {
   const knobs = { train: 3, heldout: 2, functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
-  const open = async (generate: object) => openTaskSource(resolveTrainConfig(config(path.join(t.testdir(), `run-${JSON.stringify(generate).length}-${Math.random()}`), generate)).tasks, 'swerl-test');
+  let runs = 0;
+  const open = async (generate: object) => openTaskSource(resolveTrainConfig(config(path.join(t.testdir(), `run-${runs++}`), generate)).tasks, 'swerl-test');
   const first = await open(knobs);
   const later = await open({ ...knobs, firstSeed: 3 });
   const overlap = await open({ ...knobs, firstSeed: 1 });
