@@ -18,6 +18,17 @@ export interface PreparedRepository {
   baseCommit: string;
   /** Hidden paths held outside the sandbox until grading (tar archives, by source path). */
   stash: Map<string, Buffer>;
+  /** Why the patch given to prepareRepository did not apply (absent when it did, or none was given). */
+  patchError?: string;
+}
+
+/**
+ * Script lines that decode `data` from a heredoc and hand it on (`tail`: "> file || exit",
+ * "| git apply - || exit 1"): bytes of any kind inside a script, since base64 holds no line a
+ * heredoc could end at ('_' is not in its alphabet).
+ */
+export function heredocBytes(data: string | Uint8Array, tail: string): string[] {
+  return [`base64 -d <<'SWERL_EOF' ${tail}`, Buffer.from(data).toString('base64'), 'SWERL_EOF'];
 }
 
 export async function mustRun(sandbox: Sandbox, command: string, what: string, options: { stdin?: Uint8Array; timeoutMs?: number } = {}) {
@@ -39,7 +50,14 @@ export async function taskSandboxSpec(task: Task, label?: string): Promise<Sandb
   };
 }
 
-export async function prepareRepository(sandbox: Sandbox, task: Task): Promise<PreparedRepository> {
+/** The exit status the prepare script gives when the patch does not apply (git apply's is 1). */
+const PATCH_DOES_NOT_APPLY = 97;
+
+/**
+ * Readies the task's repository in a fresh sandbox: hidden paths stashed (image rows), the base
+ * commit made or read, and `options.patch` applied when given (`patchError` says why it did not).
+ */
+export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string } = {}): Promise<PreparedRepository> {
   const stash = new Map<string, Buffer>();
   if (task.hiddenTests.kind === 'image-paths') {
     for (const { from } of task.hiddenTests.moves) {
@@ -55,18 +73,26 @@ export async function prepareRepository(sandbox: Sandbox, task: Task): Promise<P
     }
   }
   // One exec (each is a fresh sandbox process, ~30 ms of CPU): a swerl folder gets its base
-  // commit (and the task's .gitignore, read from stdin), a repository keeps its own HEAD.
-  const gitignore = task.gitignore === undefined ? undefined : Buffer.from(task.gitignore);
+  // commit (and the task's .gitignore), a repository keeps its own HEAD; a patch given (a
+  // candidate's, at grading) is applied from stdin in the same command.
+  const patch = options.patch?.trim() ? options.patch : undefined;
   const script = [
-    'if git rev-parse --verify -q HEAD >/dev/null; then',
-    gitignore ? '  cat > /dev/null' : '  :',
-    'else',
-    `  ${gitignore ? 'cat > .gitignore && ' : ''}git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base || exit`,
+    'if ! git rev-parse --verify -q HEAD >/dev/null; then',
+    ...(task.gitignore === undefined ? [] : heredocBytes(task.gitignore, '> .gitignore || exit')),
+    `git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base || exit`,
     'fi',
-    'git rev-parse HEAD',
+    'git rev-parse HEAD || exit',
+    ...(patch === undefined ? [] : [`git apply --whitespace=nowarn - >&2 || exit ${PATCH_DOES_NOT_APPLY}`]),
   ].join('\n');
-  const head = await mustRun(sandbox, script, 'reading or creating the base commit', gitignore ? { stdin: gitignore } : {});
-  return { baseCommit: head.stdout.toString().trim(), stash };
+  const result = await sandbox.exec(script, { timeoutMs: 120_000, ...(patch === undefined ? {} : { stdin: Buffer.from(patch) }) });
+  const baseCommit = result.stdout.toString().trim();
+  if (result.exitCode === PATCH_DOES_NOT_APPLY && /^[0-9a-f]{40,64}$/.test(baseCommit)) {
+    return { baseCommit, stash, patchError: result.stderr.toString().trim().slice(-2000) || 'git apply failed' };
+  }
+  if (result.exitCode !== 0) {
+    throw new SwerlError('ERR_SWERL_SANDBOX', `reading or creating the base commit failed (exit ${result.exitCode}): ${result.output.trim().slice(-2000)}`);
+  }
+  return { baseCommit, stash };
 }
 
 /** The agent's patch: every change in the work tree against the base, binary-safe. */

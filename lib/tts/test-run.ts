@@ -5,7 +5,6 @@
  * test files put in when given; a command run as grading runs one (fresh HOME, time limit);
  * its log parsed. The hidden tests never enter: a verifier must not see them.
  */
-import { SwerlError } from '../errors.js';
 import { applyPatch, prepareRepository, taskSandboxSpec } from '../env/repo.js';
 import { restoreFromBase, revertTestInfrastructure, runTests } from '../env/reward/grade.js';
 import type { TestLogFormat, TestStatuses } from '../env/reward/test-log.js';
@@ -46,15 +45,8 @@ export async function testRun(backend: SandboxBackend, task: Task, spec: TestRun
   options.signal?.throwIfAborted();
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
-    const prepared = await prepareRepository(sandbox, task);
-    if (spec.patch.trim() !== '') {
-      try {
-        await applyPatch(sandbox, spec.patch);
-      } catch (error) {
-        if (!(error instanceof SwerlError)) throw error;
-        return { statuses: null, reason: `the patch does not apply: ${error.message}` };
-      }
-    }
+    const prepared = await prepareRepository(sandbox, task, { patch: spec.patch });
+    if (prepared.patchError !== undefined) return { statuses: null, reason: `the patch does not apply: ${prepared.patchError}` };
     await revertTestInfrastructure(sandbox, task, prepared);
     await restoreFromBase(sandbox, prepared.baseCommit, [...taskTestFiles(task), ...(spec.tests?.files ?? [])], 'restoring the test files');
     if (spec.tests) await applyPatch(sandbox, spec.tests.patch, 'adding the verifier\'s test files');

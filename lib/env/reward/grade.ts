@@ -18,7 +18,7 @@ import path from 'node:path';
 
 import type { RewardResult } from '../env.js';
 import { SwerlError } from '../../errors.js';
-import { GIT, applyPatch, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type PreparedRepository } from '../repo.js';
+import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type PreparedRepository } from '../repo.js';
 import { shellQuote, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
 import { patchedPaths } from '../tasks/swe-bench.js';
 import type { Task } from '../tasks/task.js';
@@ -34,13 +34,13 @@ export interface GradeResult extends RewardResult {
 const LOG_TAIL = 200_000;
 
 /**
- * Restores tracked `paths` to the base commit exactly (mode and symlinks too; an added path is
- * removed). Contents come from `git cat-file`, which runs no filter the candidate could have
- * configured in .gitattributes.
+ * Shell lines that restore tracked `paths` to the base commit exactly (mode and symlinks too;
+ * an added path is removed). Contents come from `git cat-file`, which runs no filter the
+ * candidate could have configured in .gitattributes.
  */
-export async function restoreFromBase(sandbox: Sandbox, baseCommit: string, paths: readonly string[], what: string): Promise<void> {
-  if (paths.length === 0) return;
-  const script = [
+function restoreLines(baseCommit: string, paths: readonly string[]): string[] {
+  if (paths.length === 0) return [];
+  return [
     `base=${shellQuote(baseCommit)}`,
     'restore() {',
     // A folder on the way that is a symlink (tests -> elsewhere) would take the file elsewhere.
@@ -58,24 +58,46 @@ export async function restoreFromBase(sandbox: Sandbox, baseCommit: string, path
     '    *) echo "cannot restore $1 (mode $mode)" >&2; return 1 ;;',
     '  esac',
     '}',
-    ...paths.map((p) => `restore ${shellQuote(p)} || exit 1`),
-    '',
-  ].join('\n');
-  await mustRun(sandbox, 'sh -s', what, { stdin: Buffer.from(script) });
+    ...[...new Set(paths)].map((p) => `restore ${shellQuote(p)} || exit 1`),
+  ];
 }
 
-/** Reverts the candidate's changes to test infrastructure; returns the paths reverted. */
-export async function revertTestInfrastructure(sandbox: Sandbox, task: Task, prepared: PreparedRepository): Promise<string[]> {
+/** Runs shell lines in the work tree as one sandbox command, the script (data included) on stdin. */
+async function runScript(sandbox: Sandbox, lines: readonly string[], what: string): Promise<void> {
+  if (lines.length === 0) return;
+  await mustRun(sandbox, 'sh -s', what, { stdin: Buffer.from([...lines, ''].join('\n')) });
+}
+
+/** Restores tracked `paths` to the base commit exactly (restoreLines), in one sandbox command. */
+export async function restoreFromBase(sandbox: Sandbox, baseCommit: string, paths: readonly string[], what: string): Promise<void> {
+  await runScript(sandbox, restoreLines(baseCommit, paths), what);
+}
+
+/** Between the name-status pairs and the file list of one listing: never a status letter. */
+const LIST_MARK = '--swerl-ls-files--';
+
+/**
+ * The test infrastructure the candidate changed (test-infrastructure.ts), and nothing else of
+ * its changes: the paths grading reverts to the base.
+ */
+export async function changedTestInfrastructure(sandbox: Sandbox, prepared: PreparedRepository): Promise<string[]> {
   const base = prepared.baseCommit;
-  // -z --name-status: "A\0path\0M\0path\0…"; whether a file is new or deleted comes with it.
-  const staged = await mustRun(sandbox, `${GIT} add -A && git diff --cached --name-status -z --no-renames ${shellQuote(base)}`, 'listing the changed files');
-  const listed = await mustRun(sandbox, 'git ls-files -z', 'listing the files');
+  // One command: -z --name-status ("A\0path\0M\0path\0…", whether a file is new or deleted
+  // comes with it), the mark in a status's place, then every tracked file.
+  const listing = await mustRun(
+    sandbox,
+    `${GIT} add -A && git diff --cached --name-status -z --no-renames ${shellQuote(base)} && printf '%s\\0' ${LIST_MARK} && git ls-files -z`,
+    'listing the changed files',
+  );
+  const fields = listing.stdout.toString().split('\0');
+  let mark = 0;
+  while (mark < fields.length && fields[mark] !== LIST_MARK) mark += 2;
+  if (mark >= fields.length) throw new SwerlError('ERR_SWERL_SANDBOX', 'listing the changed files gave no file list');
   const packages = new Set(
-    listed.stdout.toString().split('\0').filter((f) => f === '__init__.py' || f.endsWith('/__init__.py')).map((f) => f.slice(0, Math.max(0, f.lastIndexOf('/')))),
+    fields.slice(mark + 1).filter((f) => f === '__init__.py' || f.endsWith('/__init__.py')).map((f) => f.slice(0, Math.max(0, f.lastIndexOf('/')))),
   );
   const tracked: string[] = [];
-  const fields = staged.stdout.toString().split('\0');
-  for (let i = 0; i + 1 < fields.length; i += 2) {
+  for (let i = 0; i + 1 < mark; i += 2) {
     const [status, file] = [fields[i]!, fields[i + 1]!];
     // Only the shared config files need their contents; for the rest, being new is enough.
     const changed: ChangedFile = { path: file, base: status === 'A' ? null : '', current: status === 'D' ? null : '' };
@@ -85,24 +107,42 @@ export async function revertTestInfrastructure(sandbox: Sandbox, task: Task, pre
     }
     if (isTestInfrastructure(changed, packages)) tracked.push(file);
   }
-  const harness = task.harnessFiles ?? [];
-  await restoreFromBase(sandbox, base, [...new Set([...tracked, ...harness])], 'reverting test infrastructure');
   return tracked.sort();
 }
 
-/** Puts the hidden tests in: the files they touch restored to the base, then theirs written. */
-export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: PreparedRepository): Promise<void> {
+/** Reverts the candidate's changes to test infrastructure and the task's harness files; returns the paths of the first. */
+export async function revertTestInfrastructure(sandbox: Sandbox, task: Task, prepared: PreparedRepository): Promise<string[]> {
+  const tracked = await changedTestInfrastructure(sandbox, prepared);
+  await restoreFromBase(sandbox, prepared.baseCommit, [...tracked, ...(task.harnessFiles ?? [])], 'reverting test infrastructure');
+  return tracked;
+}
+
+/**
+ * Puts the hidden tests in: `revert` and the task's harness files restored to the base, the
+ * files the hidden tests touch restored too and then written (a task folder's tests/) or
+ * patched (a row's test_patch). One sandbox command but for image rows' stashed paths.
+ */
+export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: PreparedRepository, revert: readonly string[] = []): Promise<void> {
   const hidden = task.hiddenTests;
+  const restore = [...revert, ...(task.harnessFiles ?? [])];
+  const what = 'putting the hidden tests in place';
   switch (hidden.kind) {
-    case 'files':
-      await restoreFromBase(sandbox, prepared.baseCommit, hidden.paths, 'resetting the test files');
-      for (const rel of hidden.paths) await sandbox.writeFile(rel, await fs.readFile(path.join(hidden.dir, rel)));
+    case 'files': {
+      const writes = await Promise.all(hidden.paths.map(async (rel) => [
+        `mkdir -p -- "$(dirname -- ${shellQuote(rel)})" || exit 1`,
+        ...heredocBytes(await fs.readFile(path.join(hidden.dir, rel)), `> ${shellQuote(rel)} || exit 1`),
+      ]));
+      await runScript(sandbox, [...restoreLines(prepared.baseCommit, [...restore, ...hidden.paths]), ...writes.flat()], what);
       return;
+    }
     case 'patch':
-      await restoreFromBase(sandbox, prepared.baseCommit, patchedPaths(hidden.patch, { old: true }), 'resetting the test files');
-      await applyPatch(sandbox, hidden.patch, 'applying the test patch');
+      await runScript(sandbox, [
+        ...restoreLines(prepared.baseCommit, [...restore, ...patchedPaths(hidden.patch, { old: true })]),
+        ...heredocBytes(hidden.patch, '| git apply --whitespace=nowarn - || exit 1'),
+      ], what);
       return;
     case 'image-paths':
+      await restoreFromBase(sandbox, prepared.baseCommit, restore, what);
       await restoreStash(sandbox, prepared.stash, hidden.moves);
       return;
   }
@@ -138,18 +178,11 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
   const zero = (reason: string, log = ''): GradeResult => ({ reward: 0, tests: {}, reason, log, reverted });
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
-    const prepared = await prepareRepository(sandbox, task);
-    if (patch.trim() !== '') {
-      try {
-        await applyPatch(sandbox, patch);
-      } catch (error) {
-        if (!(error instanceof SwerlError)) throw error;
-        return zero(`the patch does not apply to a fresh copy of the repository: ${error.message}`);
-      }
-    }
+    const prepared = await prepareRepository(sandbox, task, { patch });
+    if (prepared.patchError !== undefined) return zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`);
     try {
-      reverted = await revertTestInfrastructure(sandbox, task, prepared);
-      await placeHiddenTests(sandbox, task, prepared);
+      reverted = await changedTestInfrastructure(sandbox, prepared);
+      await placeHiddenTests(sandbox, task, prepared, reverted);
     } catch (error) {
       return zero(`could not put the hidden tests in place: ${(error as Error).message}`);
     }

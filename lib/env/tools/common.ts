@@ -97,14 +97,27 @@ export type PathKind = 'dir' | 'file' | 'other' | 'missing';
 
 /** What is at `target` inside the sandbox (symlinks followed). */
 export async function pathKind(sandbox: Sandbox, target: string, timeoutMs?: number): Promise<PathKind> {
+  return (await inspectPath(sandbox, target, { timeoutMs })).kind;
+}
+
+/**
+ * What is at `target`, and with `read`, a regular file's bytes from the same sandbox command
+ * (one command fewer a file_editor call). `bytes` is absent when the file could not be read
+ * whole in that command (too large for its output, unreadable): read it on its own to learn why.
+ */
+export async function inspectPath(sandbox: Sandbox, target: string, options: { timeoutMs?: number | undefined; read?: boolean } = {}): Promise<{ kind: PathKind; bytes?: Buffer }> {
   const q = shellQuote(target);
   const result = await sandbox.exec(
-    `if [ -d ${q} ]; then echo dir; elif [ -f ${q} ]; then echo file; elif [ -e ${q} ]; then echo other; else echo missing; fi`,
-    timeoutMs === undefined ? {} : { timeoutMs },
+    `if [ -d ${q} ]; then echo dir; elif [ -f ${q} ]; then echo file${options.read ? ` && exec cat -- ${q}` : ''}; elif [ -e ${q} ]; then echo other; else echo missing; fi`,
+    options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
   );
-  const kind = result.stdout.toString().trim();
-  if (kind === 'dir' || kind === 'file' || kind === 'other' || kind === 'missing') return kind;
-  throw new Error(`could not inspect ${target}: ${result.output.trim() || `exit code ${result.exitCode}`}`);
+  const newline = result.stdout.indexOf(10);
+  const kind = result.stdout.subarray(0, newline < 0 ? undefined : newline).toString().trim();
+  if (kind !== 'dir' && kind !== 'file' && kind !== 'other' && kind !== 'missing') {
+    throw new Error(`could not inspect ${target}: ${result.output.trim() || `exit code ${result.exitCode}`}`);
+  }
+  const whole = kind === 'file' && options.read && result.exitCode === 0 && !result.outputLimited && !result.timedOut;
+  return whole ? { kind, bytes: result.stdout.subarray(newline + 1) } : { kind };
 }
 
 /**

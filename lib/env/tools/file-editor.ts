@@ -49,7 +49,7 @@ import {
   expandTabs,
   lineNumber,
   looksBinary,
-  pathKind,
+  inspectPath,
   pathSuffix,
   purePath,
   splitLines,
@@ -124,7 +124,8 @@ export class FileEditor {
       throw new EditorError(`The path '${raw}' is not an absolute path. Use an absolute path, e.g. '${suggestion}'.`);
     }
     const file = purePath(raw);
-    const kind = await pathKind(this.sandbox, file, exec.timeoutMs);
+    // The file's bytes come with its kind for the commands that read it (one command, not two).
+    const { kind, bytes } = await inspectPath(this.sandbox, file, { timeoutMs: exec.timeoutMs, read: command === 'view' || command === 'str_replace' || command === 'insert' });
     if (command === 'create') {
       if (kind !== 'missing') throw new EditorError(`File already exists at: ${file}. Cannot overwrite with 'create'.`);
     } else if (kind === 'missing') {
@@ -137,13 +138,13 @@ export class FileEditor {
 
     switch (command as FileEditorCommand) {
       case 'view':
-        return kind === 'dir' ? this.viewDirectory(file, exec) : this.viewFile(file, args);
+        return kind === 'dir' ? this.viewDirectory(file, exec) : this.viewFile(file, args, bytes);
       case 'create':
         return this.create(file, args);
       case 'str_replace':
-        return this.strReplace(file, args);
+        return this.strReplace(file, args, bytes);
       case 'insert':
-        return this.insert(file, args);
+        return this.insert(file, args, bytes);
       case 'undo_edit':
         return this.undo(file, exec);
     }
@@ -172,7 +173,7 @@ export class FileEditor {
     return clip(`Here's the files and directories up to 2 levels deep in ${dir}, excluding hidden:\n${listing}`);
   }
 
-  private async viewFile(file: string, args: Record<string, string>): Promise<string> {
+  private async viewFile(file: string, args: Record<string, string>, read?: Buffer): Promise<string> {
     const r2egym = this.profile === 'r2egym';
     const isPython = pathSuffix(file) === '.py';
     if (r2egym && !isPython) {
@@ -182,7 +183,7 @@ export class FileEditor {
     }
     const range = args.view_range === undefined || args.view_range.trim() === '' ? null : parseViewRange(args.view_range);
     let concise = (args.concise ?? '').trim().toLowerCase() === 'true';
-    const { text } = await this.readText(file);
+    const { text } = await this.readText(file, read);
     const lines = splitLines(text);
     if (r2egym && isPython && range === null && !concise && lines.length > AUTO_CONCISE_LINES) concise = true;
     concise &&= isPython;
@@ -228,11 +229,11 @@ export class FileEditor {
     );
   }
 
-  private async strReplace(file: string, args: Record<string, string>): Promise<string> {
+  private async strReplace(file: string, args: Record<string, string>, read?: Buffer): Promise<string> {
     const oldStr = args.old_str;
     if (oldStr === undefined) throw new EditorError("Missing required parameter 'old_str' for 'str_replace'.");
     const newStr = args.new_str ?? '';
-    const { text, bytes, decoded } = await this.readText(file);
+    const { text, bytes, decoded } = await this.readText(file, read);
     const occurrences = countOccurrences(text, oldStr);
     if (occurrences === 0) throw new EditorError(`No occurrences of '${oldStr}' found in ${file} for replacement.`);
     if (occurrences > 1) {
@@ -247,7 +248,7 @@ export class FileEditor {
     return observation;
   }
 
-  private async insert(file: string, args: Record<string, string>): Promise<string> {
+  private async insert(file: string, args: Record<string, string>, read?: Buffer): Promise<string> {
     const newStr = args.new_str;
     if (newStr === undefined) throw new EditorError("Missing required parameter 'new_str' for 'insert'.");
     const rawLine = args.insert_line;
@@ -256,7 +257,7 @@ export class FileEditor {
       throw new EditorError(`Invalid insert_line '${rawLine}': it must be an integer (0 inserts at the top of the file).`);
     }
     const line = Number.parseInt(rawLine, 10);
-    const { text, bytes, decoded } = await this.readText(file);
+    const { text, bytes, decoded } = await this.readText(file, read);
     const lines = text.split('\n');
     // R2E-Gym's bound is the length of that split list, one more than the line count when the
     // text ends with a newline; the default profile counts lines as `cat -n` does.
@@ -308,10 +309,11 @@ export class FileEditor {
     stack.push(before);
   }
 
-  private async readText(file: string): Promise<{ text: string; bytes: Buffer; decoded: DecodedText }> {
+  /** The file's text; `read` is its bytes when inspectPath brought them already. */
+  private async readText(file: string, read?: Buffer): Promise<{ text: string; bytes: Buffer; decoded: DecodedText }> {
     let bytes: Buffer;
     try {
-      bytes = await this.sandbox.readFile(file);
+      bytes = read ?? await this.sandbox.readFile(file);
     } catch (error) {
       if (this.sandbox.destroyed) throw error;
       throw new EditorError(`Failed to read file ${file}: ${error instanceof Error ? error.message : String(error)}`);

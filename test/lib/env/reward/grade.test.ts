@@ -3,10 +3,13 @@
  * they touch. Regression: tests inside the package (pkg/tests/test_x.py, as most Python projects
  * lay them out) used to reset the whole top-level folder, wiping the fix under pkg/.
  */
+import { writeFile } from 'node:fs/promises';
+
 import t, { type Test } from 'tap';
 
 import { SweEnv } from '../../../../lib/env/swe-env.js';
-import { applyPatch } from '../../../../lib/env/repo.js';
+import { applyPatch, prepareRepository } from '../../../../lib/env/repo.js';
+import { gradePatch, placeHiddenTests } from '../../../../lib/env/reward/grade.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../../lib/env/tasks/task.js';
@@ -88,4 +91,50 @@ t.test('a row-style test patch over tests inside the package', async (t) => {
   t.equal((await grade(task, null)).reward, 0, 'untouched: 0');
   const rigged = await grade(task, GOLD, "printf 'def test_add():\\n    pass\\n' > pkg/tests/test_core.py");
   t.equal(rigged.reward, 1, "the candidate's copy of the test file is restored before the patch applies");
+});
+
+/** The backend, counting the commands run in the sandboxes it makes. */
+function countingBackend() {
+  const commands: string[] = [];
+  const counting = Object.create(backend) as typeof backend;
+  counting.create = async (spec) => {
+    const sandbox = await backend.create(spec);
+    const exec = sandbox.exec.bind(sandbox);
+    sandbox.exec = (command, options) => {
+      commands.push(command);
+      return exec(command, options);
+    };
+    return sandbox;
+  };
+  return { backend: counting, commands };
+}
+
+t.test('grading takes four sandbox commands: prepare and apply, list, put the tests in, run them', async (t) => {
+  const task = await folderTask(t);
+  const { backend: counting, commands } = countingBackend();
+  const result = await gradePatch(counting, task, GOLD, { timeoutMs: 60_000 });
+  t.equal(result.reward, 1, result.reason);
+  t.equal(commands.length, 4, commands.map((c) => c.split('\n')[0]).join(' | '));
+
+  commands.length = 0;
+  const broken = await gradePatch(counting, task, GOLD.replace('return a - b', 'return a * b'), { timeoutMs: 60_000 });
+  t.equal(broken.reward, 0);
+  t.match(broken.reason, /^the patch does not apply to a fresh copy of the repository: .*patch (does not apply|failed)/s, broken.reason);
+  t.equal(commands.length, 1, 'a patch that does not apply ends grading at the first command');
+});
+
+t.test('hidden test files arrive byte for byte: the heredoc delimiter, bytes that are not UTF-8', async (t) => {
+  const folder = await folderTask(t);
+  const odd = Buffer.concat([Buffer.from(`${HIDDEN}\n# SWERL_EOF\nSWERL_EOF\n'''\n"$x" \`y\` \\\n`), Buffer.from([0xff, 0xfe, 0x00, 0x0a])]);
+  if (folder.hiddenTests.kind !== 'files') throw new Error('a folder task has hidden test files');
+  await writeFile(`${folder.hiddenTests.dir}/pkg/tests/data.bin`, odd);
+  const task: Task = { ...folder, hiddenTests: { ...folder.hiddenTests, paths: ['pkg/tests/test_core.py', 'pkg/tests/data.bin'] } };
+  const sandbox = await backend.create({ repoDir: task.repoDir!, workdir: task.workdir });
+  try {
+    const prepared = await prepareRepository(sandbox, task);
+    await placeHiddenTests(sandbox, task, prepared);
+    t.same(await sandbox.readFile('pkg/tests/data.bin'), odd, 'the data file, exact');
+  } finally {
+    await sandbox.destroy();
+  }
 });

@@ -501,3 +501,25 @@ t.test('r2egym profile: .py only, concise view of long Python files', async (t) 
   );
   t.equal((await sandbox.readFile('made.py')).toString(), '');
 });
+
+t.test('a call that reads a file takes one sandbox command to find and read it; one past the output limit is read on its own', async (t) => {
+  const big = numberedLines(400); // ~3.9 kB, past the 1 kB output limit below
+  const sandbox = await sandboxWith(t, { 'small.py': numberedLines(3), 'big.py': big }, { limits: { maxOutputBytes: 1024 } });
+  const commands: string[] = [];
+  const exec = sandbox.exec.bind(sandbox);
+  sandbox.exec = (command, options) => {
+    commands.push(command);
+    return exec(command, options);
+  };
+  const editor = new FileEditor(sandbox, { profile: 'default' });
+  t.equal(await editor.run({ command: 'view', path: '/testbed/small.py' }), VIEW_HEADER('/testbed/small.py') + numbered(range(1, 3)));
+  t.equal(commands.length, 1, 'view: one command');
+  commands.length = 0;
+  t.match(await editor.run({ command: 'str_replace', path: '/testbed/small.py', old_str: 'line 2', new_str: 'line two' }), /has been edited/);
+  t.equal(commands.length, 2, 'str_replace: one to find and read, one to write');
+  t.equal((await sandbox.readFile('small.py')).toString(), 'line 1\nline two\nline 3\n');
+
+  commands.length = 0;
+  t.match(await editor.run({ command: 'view', path: '/testbed/big.py', view_range: '[399, 400]' }), /   399 line 399\n   400 line 400$/);
+  t.equal(commands.length, 2, 'a file larger than the output limit: found, then read whole by readFile');
+});
