@@ -124,8 +124,11 @@ export class FileEditor {
       throw new EditorError(`The path '${raw}' is not an absolute path. Use an absolute path, e.g. '${suggestion}'.`);
     }
     const file = purePath(raw);
-    // The file's bytes come with its kind for the commands that read it (one command, not two).
-    const { kind, bytes } = await inspectPath(this.sandbox, file, { timeoutMs: exec.timeoutMs, read: command === 'view' || command === 'str_replace' || command === 'insert' });
+    // The file's bytes come with its kind for the commands that read it (one command, not two);
+    // not for a view the r2egym profile refuses (a file that is not .py).
+    const refusedView = command === 'view' && this.profile === 'r2egym' && pathSuffix(file) !== '.py';
+    const read = (command === 'view' && !refusedView) || command === 'str_replace' || command === 'insert';
+    const { kind, bytes } = await inspectPath(this.sandbox, file, { timeoutMs: exec.timeoutMs, read });
     if (command === 'create') {
       if (kind !== 'missing') throw new EditorError(`File already exists at: ${file}. Cannot overwrite with 'create'.`);
     } else if (kind === 'missing') {

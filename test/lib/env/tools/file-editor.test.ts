@@ -522,4 +522,11 @@ t.test('a call that reads a file takes one sandbox command to find and read it; 
   commands.length = 0;
   t.match(await editor.run({ command: 'view', path: '/testbed/big.py', view_range: '[399, 400]' }), /   399 line 399\n   400 line 400$/);
   t.equal(commands.length, 2, 'a file larger than the output limit: found, then read whole by readFile');
+
+  await sandbox.writeFile('notes.md', big);
+  commands.length = 0;
+  const r2e = new FileEditor(sandbox, { profile: 'r2egym' });
+  t.match(await r2e.run({ command: 'view', path: '/testbed/notes.md' }), /^ERROR: Viewing non-Python files is disallowed/);
+  t.equal(commands.length, 1, 'a view the r2egym profile refuses: one command');
+  t.notMatch(commands[0], /\bcat\b/, 'which does not read the file it refuses');
 });
