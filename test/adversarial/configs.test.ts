@@ -55,7 +55,7 @@ const NUMERIC_FIELDS = [
 const EXTREMES: unknown[] = [NaN, Infinity, -Infinity, 1e308, -1e308, 1e300, 2 ** 53, -0, -1, 0, 1e-300, 0.5, '1', true, null, [], {}];
 
 t.test('configs that cannot train are refused at load', async (t) => {
-  const tally = new AdversarialTally('configs');
+  const tally = new AdversarialTally('configs', { clock: 'cpu' });
   for (const [field, value, message] of LATE_FAILURES) {
     const result = await tally.case(`${field} = ${JSON.stringify(value)}`, () => void resolveTrainConfig(withField(field, value)), BOUND_MS);
     t.equal(result.outcome, 'clean-error', `${field} = ${JSON.stringify(value)} is refused`);

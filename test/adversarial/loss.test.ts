@@ -28,7 +28,7 @@ t.test('extreme loss inputs', async (t) => {
   t.comment(`seed ${seed} (SWERL_TEST_SEED=${seed} replays it)`);
   const rng = new Rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)]!;
-  const tally = new AdversarialTally('loss');
+  const tally = new AdversarialTally('loss', { clock: 'cpu' });
   // The first native call loads libtorch (seconds); the bound is for the cases, not for that.
   await policyLoss({ targets: [0], oldLogprobs: [-1], advantages: [1], weights: [1], logits: [0, 0], vocabSize: 2 });
 

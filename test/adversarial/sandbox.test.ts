@@ -31,7 +31,8 @@ t.test('resource attacks from inside a local sandbox', async (t) => {
   const backend = new LocalSandboxBackend({ root, limits });
   const sandbox = await backend.create({ repoDir: repo, label: 'adversarial' });
   t.teardown(() => sandbox.destroy());
-  const tally = new AdversarialTally('sandbox');
+  // The attacks run in the sandbox's processes: the bound is a wall-clock hang guard.
+  const tally = new AdversarialTally('sandbox', { clock: 'wall' });
 
   /** Runs `command`; contained when `contained(output)` holds. */
   const attack = (name: string, command: string, contained: (output: string) => boolean, applies = true) =>
