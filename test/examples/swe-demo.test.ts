@@ -15,6 +15,9 @@ import { ROOT, spawnTs, waitForExit } from '../support/child-process.js';
 import { writeTinyCheckpoint } from '../support/tiny-checkpoint.js';
 
 const DEMO = path.join(ROOT, 'examples/swe-demo.ts');
+// Every phase in real sandboxes, run twice: 7.5 minutes for the first beside a training
+// job, past the suite's 10-minute default beside heavier ones. A hang still ends here.
+t.setTimeout(30 * 60_000);
 
 t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face checkpoint, with its own tokenizer', async (t) => {
   const root = t.testdir();
