@@ -318,6 +318,9 @@ const parseSwe = optionsParser<Omit<SweTasksConfig, 'env' | 'path'> & { env: obj
   },
 });
 
+/** Async rollouts' bound on the policy's age, in steps (rollout.maxStaleness). */
+const ROLLOUT_MAX_STALENESS_DEFAULT = 1;
+
 const ROLLOUT_ENGINE_FIELDS = {
   tasksPerStep: COUNT(1, 100_000, 4),
   samplesPerTask: COUNT(1, 1024, 8),
@@ -326,7 +329,7 @@ const ROLLOUT_ENGINE_FIELDS = {
   retries: COUNT(0, 100, 2),
   allowNonPureSampling: { type: 'boolean', default: false },
   mode: { enum: ['sync', 'async'], default: 'sync' },
-  maxStaleness: COUNT(0, 64, 1),
+  maxStaleness: COUNT(0, 64, ROLLOUT_MAX_STALENESS_DEFAULT),
 };
 // The agent loop's fields follow in the same section (checked by its own parser).
 const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> & Record<string, unknown>>({
@@ -555,8 +558,9 @@ function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: bool
     if (rollout.topK !== 0) throw invalidArg('config.rollout.topK', `is ${rollout.topK}: top-k sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
     if (rollout.topP !== 1) throw invalidArg('config.rollout.topP', `is ${rollout.topP}: top-p sampling makes the sampler's logprobs differ from the policy's`, 'remove it, or set config.rollout.allowNonPureSampling: true');
   }
-  if (mode === 'sync' && rolloutRaw.maxStaleness !== undefined)
-    throw invalidArg('config.rollout.maxStaleness', 'only bounds asynchronous rollouts, and config.rollout.mode is "sync"', 'set config.rollout.mode: "async", or remove maxStaleness');
+  // The default is let through: a run's config.json holds every field resolved, and must run again as it is.
+  if (mode === 'sync' && rolloutRaw.maxStaleness !== undefined && maxStaleness !== ROLLOUT_MAX_STALENESS_DEFAULT)
+    throw invalidArg('config.rollout.maxStaleness', `(${maxStaleness}) only bounds asynchronous rollouts, and config.rollout.mode is "sync"`, 'set config.rollout.mode: "async", or remove maxStaleness');
   // Temperature sampling is pure sampling from softmax(z / T); the loss is given the same T.
   if (rollout.temperature === 0) throw invalidArg('config.rollout.temperature', 'is 0 (greedy): RL needs samples from the policy', 'use 1 (DeepSWE), or another temperature > 0');
   if (rl && tasks?.kind === 'frozenlake' && tasksPerStep > tasks.trainSeeds.length)

@@ -142,6 +142,25 @@ t.test('rollout.mode: async with its staleness bound; maxStaleness alone is refu
   refuses(t, config({ rollout: { mode: 'async', maxStaleness: -1 } }), 'config.rollout.maxStaleness', />= 0/);
 });
 
+t.test("a run's config.json (every field resolved) resolves again to itself", async (t) => {
+  // The trainer writes the resolved config into the run directory: `swerl train <run>/config.json`
+  // must run that run again, not be refused for the defaults it filled in (a sync run's
+  // maxStaleness was).
+  const variants: Record<string, Record<string, unknown>> = {
+    'the defaults': {},
+    'rejection fine-tuning': { algorithm: { preset: 'rft' } },
+    'grpo++ with mini-batches': { algorithm: { preset: 'grpo++', miniBatches: 4 }, optimizer: { lr: 3e-5 } },
+    'async rollouts': { rollout: { mode: 'async', maxStaleness: 2 } },
+    'top-p sampling, allowed': { rollout: { topP: 0.9, allowNonPureSampling: true } },
+  };
+  for (const [name, sections] of Object.entries(variants)) {
+    const resolved = resolve(sections);
+    const saved = JSON.parse(JSON.stringify(resolved));
+    t.same(resolveTrainConfig(saved, BASE), saved, name);
+  }
+  t.equal(resolve({ rollout: { maxStaleness: 1 } }).rollout.maxStaleness, 1, 'a sync run given the default staleness bound runs');
+});
+
 t.test('sampling: temperature 0, topK and topP are refused unless allowed', async (t) => {
   refuses(t, config({ rollout: { temperature: 0 } }), 'config.rollout.temperature', /temperature > 0/);
   refuses(t, config({ rollout: { topK: 20 } }), 'config.rollout.topK', /allowNonPureSampling: true/);
