@@ -17,6 +17,9 @@ import { ROOT, runSwerl, spawnTs } from '../../support/child-process.js';
 import { checkpointWeights, FROZENLAKE, freePort, KL, ranksOf, rows, RUN } from '../../support/process-group.js';
 
 const CLI = path.join(ROOT, 'lib/cli.ts');
+// Two ranks training through c10d: minutes alone, 9.5 for the first case beside a training job,
+// past the suite's 10-minute default. A hung group still ends here.
+t.setTimeout(30 * 60_000);
 
 t.test('swerl train --nproc 2 (with a KL term), stopped after a step and resumed: the steps of one process, ranks bit-identical, rank 0 writes', async (t) => {
   const dir = t.testdir();
