@@ -100,8 +100,9 @@ export class AdversarialTally {
   summary(): string {
     const { cases, cleanErrors, crashes, longestMs, slowestWallMs } = this.counts;
     const longest = this.results.find((r) => r.ms === longestMs);
-    const clock = this.clock === 'cpu' ? ` CPU${longest ? ` (${longest.name})` : ''}, slowest ${slowestWallMs.toFixed(1)} ms wall` : ` wall${longest ? ` (${longest.name})` : ''}`;
-    return `adversarial ${this.area}: ${cases} cases, ${cleanErrors} clean errors, ${crashes} crashes, longest ${longestMs.toFixed(1)} ms${clock}`;
+    const named = longest ? ` (${longest.name})` : '';
+    const wall = this.clock === 'cpu' ? `, slowest ${slowestWallMs.toFixed(1)} ms wall` : '';
+    return `adversarial ${this.area}: ${cases} cases, ${cleanErrors} clean errors, ${crashes} crashes, longest ${longestMs.toFixed(1)} ms ${this.clock === 'cpu' ? 'CPU' : 'wall'}${named}${wall}`;
   }
 
   /** Prints the summary line and fails the test on any crash, naming the first few. */

@@ -125,9 +125,8 @@ export class FileEditor {
     }
     const file = purePath(raw);
     // The file's bytes come with its kind for the commands that read it (one command, not two);
-    // not for a view the r2egym profile refuses (a file that is not .py).
-    const refusedView = command === 'view' && this.profile === 'r2egym' && pathSuffix(file) !== '.py';
-    const read = (command === 'view' && !refusedView) || command === 'str_replace' || command === 'insert';
+    // not for a view the profile refuses.
+    const read = (command === 'view' && !this.refusesView(file)) || command === 'str_replace' || command === 'insert';
     const { kind, bytes } = await inspectPath(this.sandbox, file, { timeoutMs: exec.timeoutMs, read });
     if (command === 'create') {
       if (kind !== 'missing') throw new EditorError(`File already exists at: ${file}. Cannot overwrite with 'create'.`);
@@ -176,10 +175,15 @@ export class FileEditor {
     return clip(`Here's the files and directories up to 2 levels deep in ${dir}, excluding hidden:\n${listing}`);
   }
 
+  /** The r2egym profile views .py files only, as R2E-Gym's editor did (to save context). */
+  private refusesView(file: string): boolean {
+    return this.profile === 'r2egym' && pathSuffix(file) !== '.py';
+  }
+
   private async viewFile(file: string, args: Record<string, string>, read?: Buffer): Promise<string> {
     const r2egym = this.profile === 'r2egym';
     const isPython = pathSuffix(file) === '.py';
-    if (r2egym && !isPython) {
+    if (this.refusesView(file)) {
       throw new EditorError(
         `Viewing non-Python files is disallowed for saving context. File '${path.posix.basename(file)}' is not a .py file.`,
       );
