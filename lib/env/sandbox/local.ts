@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError, invalidArg } from '../../errors.js';
-import { track } from './cleanup.js';
+import { guardCreate, track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
@@ -258,8 +258,9 @@ export class LocalSandboxBackend implements SandboxBackend {
     const staging = path.join(this.options.root, `${STAGING}${OWNER_TAG}-${id}`);
     let uid = meta.uid;
     let cgroup: SandboxCgroup | null = null;
-    // Tracked before the first byte is written: a SIGINT or exit while this create is in
-    // flight removes what it made so far (the sandbox tracks itself once it exists).
+    // Tracked before the first byte is written: a signal while this create is in flight
+    // cancels it at its next step and waits for the undo; an exit removes what it made so far.
+    // (The sandbox tracks itself once it exists.)
     const undoSync = (): void => {
       cgroup?.remove();
       unmountDisk(id);
@@ -267,23 +268,30 @@ export class LocalSandboxBackend implements SandboxBackend {
       removeTree(dir);
       if (IS_ROOT && uid >= 0) rmSync(path.join(this.options.root, '.uids', String(uid)), { force: true });
     };
-    const untrack = track({ destroy: async () => undoSync(), destroySync: undoSync });
+    const guard = await guardCreate(undoSync);
     try {
       await fs.mkdir(staging, { mode: 0o711 });
+      guard.checkpoint();
       await writeMeta(staging, meta);
+      guard.checkpoint();
       await fs.rename(staging, dir);
+      guard.checkpoint();
       if (IS_ROOT) {
         // The claim names the id, so a run killed before the meta below is rewritten leaves a
         // claim the reaper still finds (releaseOrphanClaims).
         uid = await this.claimUid(id);
+        guard.checkpoint();
         await writeMeta(dir, { ...meta, uid });
+        guard.checkpoint();
       }
       const limits = this.options.limits;
       const base = await mountDisk(dir, id, limits.diskBytes, localBounds());
+      guard.checkpoint();
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');
       const tmp = path.join(base, 'tmp');
       await fs.mkdir(tmp, { mode: 0o700 });
+      guard.checkpoint();
       if (spec.repoDir !== undefined) {
         if (!existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
         // One process for the copy and the hand-over to the sandbox's uid (each spawn costs ms).
@@ -292,13 +300,15 @@ export class LocalSandboxBackend implements SandboxBackend {
         await fs.mkdir(work);
         if (IS_ROOT) await Promise.all([fs.chown(work, uid, uid), fs.chown(tmp, uid, uid)]);
       }
+      guard.checkpoint();
       const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp };
-      return new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
+      const sandbox = new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
+      await guard.finish();
+      return sandbox;
     } catch (error) {
       undoSync();
+      await guard.finish();
       throw error;
-    } finally {
-      untrack();
     }
   }
 

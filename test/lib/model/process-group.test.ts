@@ -66,15 +66,25 @@ t.test(`two ranks on loopback: bit-identical to each other, equal to one process
   await single.save(path.join(dir, 'single'));
   single.dispose();
   const reference = await checkpointWeights(path.join(dir, 'single'));
+  // Summation order differs (two halves all-reduced vs one batch), and Adam divides by sqrt(v):
+  // where a gradient is near 0 that noise moves a coordinate's update by a visible fraction of
+  // lr, so a few coordinates drift past fp32 noise (seen: 0-2 of 115,648, by up to 5.8e-5; one
+  // CI run failed a 5e-5 bound on the worst alone). A wrong reduction or token weighting moves
+  // whole tensors by about lr per step: that is what the two bounds below catch.
   let worst = 0;
+  let past = 0;
+  let total = 0;
   for (const [name, values] of reference) {
     const other = a.get(name)!;
-    for (let i = 0; i < values.length; i++) worst = Math.max(worst, Math.abs(values[i]! - other[i]!) / Math.max(1, Math.abs(values[i]!)));
+    for (let i = 0; i < values.length; i++) {
+      const gap = Math.abs(values[i]! - other[i]!) / Math.max(1, Math.abs(values[i]!));
+      worst = Math.max(worst, gap);
+      if (gap > 1e-5) past++;
+    }
+    total += values.length;
   }
-  // Summation order differs (two halves all-reduced vs one batch), and Adam divides by sqrt(v):
-  // where a gradient is near 0 that noise moves an update by a visible fraction of lr (1e-3).
-  // Seen: up to 1.26e-5 (seed 388630); 5e-5 is 5% of one step's update.
-  t.ok(worst <= 5e-5, `weights equal to the single process's within fp32 noise (worst relative gap ${worst.toExponential(2)})`);
+  t.ok(past <= total / 10_000, `weights equal to the single process's within fp32 noise but for ${past} of ${total} coordinates (at most 1 in 10,000)`);
+  t.ok(worst <= 0.5e-3, `and none apart by half a step of lr or more (worst relative gap ${worst.toExponential(2)}, lr 1e-3)`);
   steps[0]!.forEach((s: { loss: number }, i: number) => t.ok(Math.abs(s.loss - losses[i]!) <= 1e-5 * Math.max(1, Math.abs(losses[i]!)), `step ${i}: the group's loss ${s.loss} is the global batch's ${losses[i]}`));
 });
 
