@@ -13,8 +13,9 @@
  *      reading the editor's refusal (RECOVERY); SFT on those trajectories, the refused turns
  *      masked out of the loss (tasks of their own: RL never sees them)
  *   2. RFT (the rft preset) on the curriculum
- *   3. from the RFT checkpoint, in the tier RFT reached, GRPO++ and continued RFT, the same
- *      episodes each
+ *   3. from the RFT checkpoint, in the tier RFT reached, GRPO++ (with dynamic sampling: a group
+ *      whose samples all score the same is set aside and more tasks are played until a step has
+ *      rlTasks mixed groups) and continued RFT, for as many episodes as GRPO++ played
  *
  * The held-out resolve rate (greedy, with a Wilson 95% interval) after every phase, GRPO++ against
  * continued RFT paired per task with McNemar's exact test (pooled over --seeds), and beside them
@@ -27,7 +28,7 @@
  * rerun, when every setting matches; a seed left unfinished starts over.
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
- *                    [--rl-steps N] [--rl-lr X]   (GRPO++ and continued RFT: steps, and GRPO++'s learning rate)
+ *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -88,8 +89,8 @@ const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().t
 const SIZES = {
   smoke: { pool: 1, dev: 1, heldout: 2, sftSteps: 2, sftBatch: 2, rftSteps: 1, rftTasks: 1, rftSamples: 2, rlSteps: 1, rlTasks: 1, rlSamples: 2, checkEvery: 1 },
   quick: { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2, checkEvery: 1 },
-  small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 4, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
-  full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 6, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
+  small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 2, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
+  full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 3, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
 };
 const sizeName = quick ? 'quick' : (args.size ?? 'full');
 if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
@@ -129,9 +130,19 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * fewer than 4 episodes).
  */
 const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
-/** Episodes each phase samples: RFT's, then each RL arm's (GRPO++ and continued RFT alike). */
+/**
+ * GRPO++ learns only from groups whose rewards differ, and at T=1 from the RFT checkpoint 1 to 5
+ * of 8 a step were (3.1 on average): the rest cost their episodes and taught nothing. With
+ * dynamic sampling (DAPO's; the "discard all-correct and all-wrong prompts" that Xiong et al.
+ * 2025 found to be where GRPO's gain over rejection sampling comes from) a step sets those
+ * groups aside and plays up to this many more rounds of rlTasks tasks until it has rlTasks
+ * mixed groups. The episodes it plays are counted, and continued RFT plays as many.
+ */
+const RL_RESAMPLE_ROUNDS = 3;
+/** Episodes RFT samples; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
 const RFT_EPISODES = SIZE.rftSteps * SIZE.rftTasks * SIZE.rftSamples;
-const RL_EPISODES = SIZE.rlSteps * SIZE.rlTasks * SIZE.rlSamples;
+/** Episodes one round of an RL step plays. */
+const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
 /**
  * The share of oracle episodes that first replace the buggy line with itself and recover from
  * the refusal: the SFT model's most common failure (34 of 51 greedy failures of an RFT
@@ -216,7 +227,15 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftOptimizer: RFT_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftOptimizer: RFT_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, oracleRecovery: RECOVERY };
+
+interface ArmSummary {
+  dir: string;
+  last: unknown;
+  startTier?: string;
+  endTier?: string;
+  episodes: number;
+}
 
 interface SeedResult {
   seed: number;
@@ -224,7 +243,8 @@ interface SeedResult {
   outcomes: Record<string, Outcomes>;
   memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
   oracle: { resolved: number; tasks: number };
-  summaries: Record<string, unknown>;
+  /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
+  summaries: Record<string, ArmSummary>;
   /** Minutes this seed took, from its suites to its memorization baseline. */
   seedMinutes: number;
 }
@@ -306,22 +326,25 @@ async function runSeed(seed: number): Promise<SeedResult> {
   });
   await measure('rft', RFT_EPISODES, rft.checkpoint!);
 
-  // 3. From the RFT checkpoint and the tier RFT reached: GRPO++ and continued RFT, the same episodes each.
-  const arms = [
-    { phase: 'grpo++', algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES }, optimizer: { lr: LR.rl, weightDecay: 0 } },
-    { phase: 'rft-continued', algorithm: { preset: 'rft' }, optimizer: RFT_OPTIMIZER },
-  ];
-  const summaries: Record<string, unknown> = {};
-  for (const arm of arms) {
+  // 3. From the RFT checkpoint and the tier RFT reached: GRPO++, then continued RFT for as many episodes as GRPO++ played.
+  const summaries: Record<string, ArmSummary> = {};
+  const arm = async (phase: string, steps: number, settings: { algorithm: object; optimizer: object }) => {
     const run = await train({
-      ...phaseConfig(path.join(dir, `4-${arm.phase}`), seed, tasksDir, heldout, rft.checkpoint!, SIZE.rlSteps, rft.curriculumTier),
+      ...phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps, rft.curriculumTier),
       rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
-      optimizer: arm.optimizer,
-      algorithm: arm.algorithm,
+      ...settings,
     });
-    summaries[arm.phase] = { dir: run.dir, last: run.last, startTier: rft.curriculumTier, endTier: run.curriculumTier };
-    await measure(arm.phase, RFT_EPISODES + RL_EPISODES, run.checkpoint!);
-  }
+    const episodes = run.episodes!;
+    summaries[phase] = { dir: run.dir, last: run.last, ...(rft.curriculumTier ? { startTier: rft.curriculumTier } : {}), ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes };
+    await measure(phase, RFT_EPISODES + episodes, run.checkpoint!);
+    return episodes;
+  };
+  const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
+    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
+    optimizer: { lr: LR.rl, weightDecay: 0 },
+  });
+  // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
+  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft' }, optimizer: RFT_OPTIMIZER });
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
   const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools], backend, {
@@ -358,7 +381,7 @@ const pooled = Object.fromEntries(phases.map((phase) => [phase, rateOf(results.f
 console.log('\nphase           held-out resolved (Wilson 95%)      seeds pooled');
 for (const phase of phases) console.log(`${phase.padEnd(15)} ${formatRate(pooled[phase]!)}`);
 console.log(
-  `\nGRPO++ vs continued RFT (same start, ${RL_EPISODES} episodes each, ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
+  `\nGRPO++ vs continued RFT (same start, the same episodes each: ${results.map((r) => r.summaries['grpo++']!.episodes).join(', ')} over the seeds; ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
     `${comparison.difference >= 0 ? '+' : ''}${comparison.difference.toFixed(1)} points; only GRPO++ solved ${comparison.onlyA}, only RFT ${comparison.onlyB}; McNemar p = ${comparison.p.toPrecision(3)}`,
 );
 for (const r of results) console.log(`seed ${r.seed}: memorization baseline ${formatRate(r.memorization.all)}; never-seen-fix subset (${r.memorization.neverSeenTasks} tasks): baseline ${formatRate(r.memorization.neverSeen.memorization)}`);
@@ -388,6 +411,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   lr: LR,
   rftOptimizer: RFT_OPTIMIZER,
   rlMiniBatches: RL_MINI_BATCHES,
+  rlResampleRounds: RL_RESAMPLE_ROUNDS,
   oracleRecovery: RECOVERY,
   points,
   pooled,

@@ -43,6 +43,8 @@ export class VersionClock {
 export interface Batch {
   trajectories: Trajectory[];
   rounds: number;
+  /** Episodes played for the batch: dynamic sampling's set-aside groups and stale ones replayed included. */
+  episodes: number;
 }
 
 export interface TakenBatch extends Batch {
@@ -121,6 +123,7 @@ export class AsyncRollouts {
     return {
       trajectories,
       rounds: batch.rounds,
+      episodes: batch.episodes + stale.length,
       staleness: { mean: behind.length ? behind.reduce((a, b) => a + b, 0) / behind.length : 0, max: behind.length ? Math.max(...behind) : 0 },
       dropped: stale.length,
       waitSeconds: (performance.now() - waitStarted) / 1000,

@@ -11,6 +11,7 @@ import { keepInformativeGroups } from '../math/reward-shaping.js';
 import type { AgentPolicy } from '../types/policy.js';
 import { mixSeed, tasksForStep } from '../util/random.js';
 import { mean } from '../util/stats.js';
+import type { Batch } from './async-rollouts.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
 import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
@@ -86,7 +87,8 @@ async function play(items: RolloutItem[], policy: AgentPolicy, options: RolloutO
 /**
  * The step's trajectories. With DAPO's dynamic sampling, groups whose rewards are all equal are
  * set aside and more tasks are sampled (next in the task order) until the batch has
- * tasksPerStep informative groups or resampleRounds run out.
+ * tasksPerStep informative groups or resampleRounds run out. `episodes` counts every episode
+ * played, the set-aside groups' included: what the step cost in rollouts.
  */
 export async function collect(
   config: TrainConfig,
@@ -96,7 +98,7 @@ export async function collect(
   signal: AbortSignal | undefined,
   onProgress: (progress: RolloutProgress) => void,
   ranks?: Ranks,
-): Promise<{ trajectories: Trajectory[]; rounds: number }> {
+): Promise<Batch> {
   const { rollout, algorithm, run } = config;
   const options = rolloutOptions(config, agentOptions(config, source));
   const n = source.train.length;
@@ -104,11 +106,13 @@ export async function collect(
   const dynamic = algorithm.groupFilter === 'informative' && algorithm.resampleRounds > 0;
   let kept: Trajectory[] = [];
   let rounds = 0;
+  let episodes = 0;
   for (let round = 0; round <= (dynamic ? algorithm.resampleRounds : 0); round++) {
     rounds++;
     const items = rolloutItems(config, source, refsFor(round), step, round, rollout.samplesPerTask);
     const batch = await play(items, sampler.policy, options, { ...(signal ? { signal } : {}), weightVersion: () => sampler.version(), onProgress }, ranks);
-    if (!dynamic) return { trajectories: batch, rounds };
+    episodes += batch.length;
+    if (!dynamic) return { trajectories: batch, rounds, episodes };
     const offset = kept.length === 0 ? 0 : Math.max(...kept.map((t) => t.group)) + 1;
     const informative = keepInformativeGroups(Float32Array.from(batch, (t) => t.reward), Int32Array.from(batch, (t) => t.group));
     kept = [...kept, ...batch.filter((_, i) => informative[i] === 1).map((t) => ({ ...t, group: t.group + offset }))];
@@ -117,7 +121,7 @@ export async function collect(
   }
   const groups = [...new Set(kept.map((t) => t.group))].slice(0, rollout.tasksPerStep);
   const renumber = new Map(groups.map((g, i) => [g, i]));
-  return { trajectories: kept.filter((t) => renumber.has(t.group)).map((t) => ({ ...t, group: renumber.get(t.group)! })), rounds };
+  return { trajectories: kept.filter((t) => renumber.has(t.group)).map((t) => ({ ...t, group: renumber.get(t.group)! })), rounds, episodes };
 }
 
 /**

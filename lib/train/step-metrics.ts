@@ -15,7 +15,8 @@ export function stepMetrics(
   trajectories: readonly Trajectory[],
   shaped: ShapedBatch,
   results: readonly TrainStepResult[],
-  rounds: number,
+  /** The rounds of sampling the step took, and the episodes they played (the set-aside ones included). */
+  collected: { rounds: number; episodes: number },
   /**
    * rolloutSeconds: how long the step waited for its rollouts; collectSeconds (async): how long
    * they took to collect, beside the training (the rates' denominator when given).
@@ -38,8 +39,9 @@ export function stepMetrics(
   return {
     step,
     trajectories: trajectories.length,
+    episodes: collected.episodes,
     reward: { mean: mean(rewards), shapedMean: mean(Array.from(shaped.rewards)), std: Math.sqrt(mean(rewards.map((r) => (r - mean(rewards)) ** 2))) },
-    groups: { solveAll: solve.all, solveNone: solve.none, solvePartial: solve.partial, rounds },
+    groups: { solveAll: solve.all, solveNone: solve.none, solvePartial: solve.partial, rounds: collected.rounds },
     filtered: shaped.filtered.reduce((a, b) => a + b, 0),
     kept: shaped.kept.reduce((a, b) => a + b, 0),
     terminations,

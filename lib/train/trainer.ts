@@ -49,6 +49,12 @@ export interface TrainSummary {
   dir: string;
   /** Training steps completed (across resumes). */
   steps: number;
+  /**
+   * Episodes played by those steps (across resumes): with dynamic sampling more than the
+   * trajectories trained on. What two runs must match to compare them at equal cost. RL runs
+   * only (SFT and pretraining play none).
+   */
+  episodes?: number;
   stopped: boolean;
   /** The metrics of the last step. */
   last?: Record<string, unknown>;
@@ -109,7 +115,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   } catch (error) {
     if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopped())) throw error;
     emit({ type: 'stopped', step: 0, reason: 'stop requested during the format warm-up; nothing was saved, a resumed run starts afresh' });
-    const summary: TrainSummary = { dir: run.dir, steps: 0, stopped: true, evals: [], seconds: (performance.now() - started) / 1000 };
+    const summary: TrainSummary = { dir: run.dir, steps: 0, episodes: 0, stopped: true, evals: [], seconds: (performance.now() - started) / 1000 };
     if (lead) await dir.writeSummary(summary);
     return summary;
   }
@@ -194,7 +200,6 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       const prefixCacheBefore = policy.prefixCache;
       const taken = pipeline ? await pipeline.take(step) : undefined;
       const collected = taken ?? (await collectStep(step, hooks.signal));
-      const { rounds } = collected;
       let trajectories = collected.trajectories;
       const rolloutSeconds = (performance.now() - stepStarted) / 1000;
 
@@ -220,7 +225,7 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
       clock.mark(step, sampler.version());
       pipeline?.advance(step);
 
-      const metrics = stepMetrics(step, trajectories, shaped, results, rounds, { rolloutSeconds, trainSeconds, ...(taken ? { collectSeconds: taken.collectSeconds } : {}) });
+      const metrics = stepMetrics(step, trajectories, shaped, results, collected, { rolloutSeconds, trainSeconds, ...(taken ? { collectSeconds: taken.collectSeconds } : {}) });
       if (!sampler.remote) metrics.prefixCache = prefixCacheDelta(policy.prefixCache, prefixCacheBefore);
       if (round) metrics.rejection = round;
       if (taken) metrics.async = { maxStaleness: config.rollout.maxStaleness, staleness: taken.staleness, dropped: taken.dropped, waitSeconds: taken.waitSeconds, collectSeconds: taken.collectSeconds };
@@ -282,6 +287,8 @@ export async function train(rawConfig: unknown, hooks: TrainHooks = {}): Promise
   const summary: TrainSummary = {
     dir: run.dir,
     steps: state.step,
+    // A row of an older run has no episodes: its trajectories were what it played (no dynamic sampling count).
+    episodes: metricsRows.reduce((sum, row) => sum + (typeof row.episodes === 'number' ? row.episodes : typeof row.trajectories === 'number' ? row.trajectories : 0), 0),
     stopped: stoppedEarly,
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals,

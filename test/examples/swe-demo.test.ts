@@ -47,7 +47,14 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   for (const arm of ['grpo++', 'rft-continued']) {
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
     t.equal(config.tasks.curriculum.startTier, seed.summaries[arm].startTier, `${arm} starts in the tier RFT ended in (${seed.summaries[arm].startTier})`);
-    t.equal(config.run.steps, 2, `${arm}: --rl-steps`);
+    if (arm === 'grpo++') {
+      t.equal(config.run.steps, 2, 'GRPO++: --rl-steps');
+      t.match(config.algorithm, { groupFilter: 'informative', resampleRounds: demo.rlResampleRounds }, 'GRPO++: dynamic sampling');
+    } else {
+      // Each round plays the smoke budget's 1 task x 2 samples.
+      t.equal(config.run.steps * 2, seed.summaries['grpo++'].episodes, `continued RFT: as many episodes as GRPO++ played (${seed.summaries['grpo++'].episodes})`);
+    }
+    t.ok(seed.summaries[arm].episodes >= config.run.steps * 2, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rft, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
     if (arm === 'rft-continued') t.match(config.optimizer, demo.rftOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');

@@ -65,7 +65,7 @@ async function simulate(k: number, steps: number, seed: number) {
         out.push(trajectory(`task-${g}`, g, 0, optimizerStep));
         if (learning !== null) overlapped.add(step);
       }
-      return { trajectories: out, rounds: 1 };
+      return { trajectories: out, rounds: 1, episodes: out.length };
     },
     replay: async () => {
       throw new Error('nothing is stale on this schedule');
@@ -115,7 +115,7 @@ t.test('trajectories older than k are dropped and played again with the weights 
     lastStep: 3,
     clock,
     // A batch that reuses two trajectories from version 0 (a cache, say): stale by step 3.
-    collect: async () => ({ trajectories: [trajectory('a', 0, 0, 0), trajectory('a', 0, 1, optimizerStep), trajectory('b', 1, 0, 0)], rounds: 1 }),
+    collect: async () => ({ trajectories: [trajectory('a', 0, 0, 0), trajectory('a', 0, 1, optimizerStep), trajectory('b', 1, 0, 0)], rounds: 1, episodes: 3 }),
     replay: async (step, stale) => {
       replayed.push(stale);
       return stale.map((s) => trajectory(s.taskId, s.group, s.sample, optimizerStep));
@@ -123,11 +123,15 @@ t.test('trajectories older than k are dropped and played again with the weights 
   });
   for (let step = 1; step <= 3; step++) {
     const batch = await pipeline.take(step);
-    if (step < 3) t.equal(batch.dropped, 0, `step ${step}: nothing is more than 1 behind yet`);
+    if (step < 3) {
+      t.equal(batch.dropped, 0, `step ${step}: nothing is more than 1 behind yet`);
+      t.equal(batch.episodes, 3, `step ${step}: the episodes played are the batch's`);
+    }
     else {
       t.equal(batch.dropped, 2, 'step 3: the two version-0 trajectories are 2 behind: dropped');
       t.same(replayed.at(-1)!.map((s) => [s.taskId, s.sample]), [['a', 0], ['b', 0]], 'their episodes are played again');
       t.same(batch.trajectories.map((s) => [s.taskId, s.group, s.sample]), [['a', 0, 0], ['a', 0, 1], ['b', 1, 0]], 'in their places');
+      t.equal(batch.episodes, 5, 'the episodes played: the batch\'s 3 and the 2 replayed');
       t.ok(batch.staleness.max <= 1, 'what is trained on is within the bound');
     }
     optimizerStep += 3;
@@ -179,7 +183,7 @@ t.test('a failed batch fails its step, and no later batch starts', async (t) => 
     collect: async (step) => {
       started.push(step);
       if (step === 1) throw new Error('a sandbox backend went away');
-      return { trajectories: [], rounds: 1 };
+      return { trajectories: [], rounds: 1, episodes: 0 };
     },
     replay: async () => [],
   });
@@ -191,7 +195,7 @@ t.test('a failed batch fails its step, and no later batch starts', async (t) => 
 t.test('take() out of order is a bug, said so', async (t) => {
   const clock = new VersionClock();
   clock.mark(0, 0);
-  const pipeline = new AsyncRollouts({ maxStaleness: 1, version: 0, lastStep: 3, clock, collect: async () => ({ trajectories: [], rounds: 1 }), replay: async () => [] });
+  const pipeline = new AsyncRollouts({ maxStaleness: 1, version: 0, lastStep: 3, clock, collect: async () => ({ trajectories: [], rounds: 1, episodes: 0 }), replay: async () => [] });
   await t.rejects(pipeline.take(2), /step 2 taken at version 0/);
   await pipeline.take(1);
   await pipeline.close();

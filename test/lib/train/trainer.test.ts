@@ -55,6 +55,7 @@ t.test('a 2-step FrozenLake run: summary, events, metrics, trajectories, checkpo
 
   t.equal(summary.dir, dir);
   t.equal(summary.steps, 2);
+  t.equal(summary.episodes, 2 * 8, 'the episodes its 2 steps played');
   t.equal(summary.stopped, false);
   t.same(summary.evals.map((e) => e.step), [0, 1, 2], 'greedy evals before RL and after each step (eval.every 1)');
   for (const e of summary.evals) t.ok(e.success >= 0 && e.success <= 1);
@@ -89,6 +90,7 @@ t.test('a 2-step FrozenLake run: summary, events, metrics, trajectories, checkpo
     t.ok(row.reward.shapedMean < 0, `step ${step}: the overlong penalty shaped the rewards`);
     t.equal(row.groups.solveAll + row.groups.solveNone + row.groups.solvePartial, 2, `step ${step}: groups.solveAll/None/Partial cover the 2 groups`);
     t.equal(row.groups.rounds, 1);
+    t.equal(row.episodes, 8, `step ${step}: one round, its 8 episodes played`);
     t.same(Object.values(row.terminations as Record<string, number>).reduce((a, b) => a + b, 0), 8, `step ${step}: terminations count every trajectory`);
     t.equal(row.rewardHackAttempts, 0, `step ${step}: no trajectory changed test infrastructure`);
     for (const key of ['entropy', 'clipFracLow', 'clipFracHigh', 'approxKl', 'gradNorm', 'value', 'lr', 'ratioMax'])
@@ -200,9 +202,11 @@ t.test("DAPO's dynamic sampling: uninformative groups are set aside and more are
   // 1 + resampleRounds rounds run and the last round's batch is trained on (to no effect).
   const dir = path.join(t.testdir(), 'run');
   const c = config(dir, { run: { steps: 1 }, tasks: { formatWarmupSteps: 0 }, eval: { every: 0 } });
-  await train({ ...c, algorithm: { preset: 'dapo', resampleRounds: 2 }, rollout: { ...c.rollout, maxTokensPerTurn: 4 } });
+  const summary = await train({ ...c, algorithm: { preset: 'dapo', resampleRounds: 2 }, rollout: { ...c.rollout, maxTokensPerTurn: 4 } });
   const [row] = metricsRows(dir);
   t.equal(row!.groups.rounds, 3, 'every round ran');
+  t.equal(row!.episodes, 3 * 2 * 4, 'the episodes of every round are counted, the set-aside ones included');
+  t.equal(summary.episodes, 3 * 2 * 4, 'and the run\'s summary counts them');
   const saved = await trajectories(dir, 1);
   t.equal(saved.length, 2 * 4, 'one batch of tasksPerStep x samplesPerTask');
   t.same([...new Set(saved.map((x) => x.group))].sort(), [0, 1], 'groups numbered from 0');

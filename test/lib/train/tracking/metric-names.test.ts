@@ -95,7 +95,7 @@ function result(): TrainStepResult {
 t.test('every swerl tag of the alias table is one a real step reports', async (t) => {
   const trajectories = [0, 1, 2, 3].map(trajectory);
   const shaped: ShapedBatch = { rewards: Float32Array.from([0, 1, 0, 1]), advantages: new Float32Array(4), filtered: new Uint8Array(4), kept: Uint8Array.from([1, 1, 1, 1]), masks: trajectories.map((x) => x.mask) };
-  const row = stepMetrics(3, trajectories, shaped, [result(), result()], 1, { rolloutSeconds: 2, trainSeconds: 1 });
+  const row = stepMetrics(3, trajectories, shaped, [result(), result()], { rounds: 1, episodes: 4 }, { rolloutSeconds: 2, trainSeconds: 1 });
   // The trainer adds the step's wall time once the step is over (lib/train/trainer.ts).
   (row.time as Record<string, number>).stepSeconds = 3;
   const tags = scalarTags(row, ['verl', 'trl']);
