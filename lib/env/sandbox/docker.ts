@@ -42,6 +42,7 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 
 import { SwerlError, invalidArg } from '../../errors.js';
+import { guardCreate, type CreateGuard } from './cleanup.js';
 import { ensureBaseImageOn, hostLayoutEntries, type BaseImageLayout } from './docker-base-image.js';
 import { defaultEndpoints, parseEndpointUrl } from './docker-endpoint.js';
 import { errorMessage, statusOf } from './docker-errors.js';
@@ -192,10 +193,25 @@ export class DockerSandboxBackend implements SandboxBackend {
 
   /** Makes the sandbox on `host`, whose slot `lease` holds. */
   private async createOn(host: DockerHost, lease: HostLease, spec: SandboxSpec, label: string, workdir: string): Promise<Sandbox> {
+    // Tracked before the container exists: a signal while this create is in flight cancels it
+    // at its next step and waits for it to remove what it made (a container the engine makes
+    // after the signal path ran would otherwise outlive the process until the next reap). A
+    // plain exit mid-create can do nothing synchronous here: the reaper takes that container.
+    const guard = await guardCreate(() => undefined);
+    try {
+      return await this.createGuarded(guard, host, lease, spec, label, workdir);
+    } finally {
+      await guard.finish();
+    }
+  }
+
+  private async createGuarded(guard: CreateGuard, host: DockerHost, lease: HostLease, spec: SandboxSpec, label: string, workdir: string): Promise<Sandbox> {
     await host.firstStart();
+    guard.checkpoint();
     const docker = await host.client();
     const fromBase = spec.image === undefined;
     if (fromBase) await host.ensureBaseImage(this.options.baseImage, this.layout);
+    guard.checkpoint();
     const image = spec.image ?? this.options.baseImage;
     const id = `${label}-${randomBytes(6).toString('hex')}`;
     const l = this.options.limits;
@@ -229,6 +245,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       ...(host.storageQuota !== false ? { StorageOpt: { size: String(l.diskBytes) } } : {}),
     };
     if (!fromBase) await host.ensureImage(image);
+    guard.checkpoint();
     let container: Docker.Container;
     try {
       const create = (hostConfigOf: Docker.HostConfig) => docker.createContainer({
@@ -266,15 +283,19 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     const sandbox = new DockerSandbox(id, label, workdir, container, lease, l);
     try {
+      guard.checkpoint();
       await container.start().catch((error: unknown) => {
         throw new SwerlError('ERR_SWERL_SANDBOX', `could not start container ${id} from ${image} on ${host.name}: ${errorMessage(error)}`);
       });
+      guard.checkpoint();
       if (spec.repoDir !== undefined) {
         if (!fromBase) {
           const made = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: '/' });
+          guard.checkpoint();
           if (made.exitCode !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `cannot create ${workdir} in ${image}: ${made.output.trim()}`);
         }
         await copyIn(container, spec.repoDir, workdir);
+        guard.checkpoint();
       }
       return sandbox;
     } catch (error) {

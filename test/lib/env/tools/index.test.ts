@@ -52,7 +52,8 @@ t.test('execute_bash: the step timeout', async (t) => {
     error: false,
     timedOut: true,
   });
-  t.ok(performance.now() - started < 10_000, 'stopped at the limit');
+  const ms = performance.now() - started;
+  t.ok(ms < 20_000, `stopped before the command's own 20 s (${ms.toFixed(0)} ms)`);
   t.equal(
     (await tools.call({ name: 'execute_bash', args: { cmd: 'sleep 20' } }, { timeoutMs: 300 })).observation,
     'Exit code: -1\nExecution output of [execute_bash]:\nThe command took too long to execute (>0.3s)',
