@@ -8,15 +8,21 @@
  * mode 'signal-mid-create': keeps a SIGTERM handler of its own (the process lives on), sends
  * itself SIGTERM just after a create of `repo` begins, then prints one JSON line: how that
  * create ended and whether a create after the signal works.
+ *
+ * mode 'churn': holds two sandboxes of `repo` while, for `seconds`, it makes and destroys
+ * others two at a time and reaps (as every start does), checking after each round that the
+ * held ones still work and hold what it wrote; then destroys them and prints one JSON line:
+ * rounds, and every failure seen.
  */
 import { createSandboxBackend } from '../../lib/env/sandbox/backends.js';
 
-const { backend: name, options, label, mode, repo } = JSON.parse(process.env.SWERL_CHILD_SANDBOX!) as {
+const { backend: name, options, label, mode, repo, seconds } = JSON.parse(process.env.SWERL_CHILD_SANDBOX!) as {
   backend: string;
   options: Record<string, unknown>;
   label: string;
-  mode?: 'signal-mid-create';
+  mode?: 'signal-mid-create' | 'churn';
   repo?: string;
+  seconds?: number;
 };
 const backend = await createSandboxBackend(name, options);
 
@@ -36,6 +42,29 @@ if (mode === 'signal-mid-create') {
   const afterWorks = (await after.exec('echo alive')).output.trim() === 'alive';
   await after.destroy();
   process.stdout.write(`${JSON.stringify({ outcome, afterWorks })}\n`);
+} else if (mode === 'churn') {
+  const failures: string[] = [];
+  const note = (what: string) => (error: unknown) => void failures.push(`${what}: ${(error as Error).message}`);
+  const held = await Promise.all([0, 1].map(() => backend.create({ label, repoDir: repo! })));
+  await Promise.all(held.map((sandbox, i) => sandbox.writeFile('held.txt', `${sandbox.id} ${i}\n`)));
+  const end = Date.now() + seconds! * 1000;
+  let rounds = 0;
+  while (Date.now() < end) {
+    await Promise.all([0, 1].map(async () => {
+      const sandbox = await backend.create({ label, repoDir: repo! });
+      const r = await sandbox.exec('ls >/dev/null && echo ok');
+      if (r.output !== 'ok\n') failures.push(`a new sandbox answered ${JSON.stringify(r.output)}`);
+      await sandbox.destroy();
+    }).map((p) => p.catch(note('churn'))));
+    await backend.reap().catch(note('reap'));
+    for (const [i, sandbox] of held.entries()) {
+      const r = await sandbox.exec('cat held.txt').catch((error: Error) => ({ output: `threw ${error.message}` }));
+      if (r.output !== `${sandbox.id} ${i}\n`) failures.push(`held sandbox ${i} answered ${JSON.stringify(r.output)}`);
+    }
+    rounds++;
+  }
+  await Promise.all(held.map((sandbox) => sandbox.destroy().catch(note('destroy'))));
+  process.stdout.write(`${JSON.stringify({ rounds, failures })}\n`);
 } else {
   const sandbox = await backend.create({ label });
   void sandbox.exec('sleep 1000 & sleep 1000', { timeoutMs: 3_600_000 });

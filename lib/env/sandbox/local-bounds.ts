@@ -14,11 +14,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
+import { OWN_START, ownerAlive } from './owner.js';
 import { runToCompletion } from './spawner.js';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -115,7 +116,8 @@ export async function runHostCommand(command: string, args: string[]): Promise<v
 
 /**
  * Where sandbox disks are mounted: outside the sandbox folders, so that removing a folder (or
- * the tree holding them) never meets a busy mount. `<id>.dir` records whose disk it is.
+ * the tree holding them) never meets a busy mount. `<id>.dir` records whose disk it is: the
+ * sandbox folder, then the owning process's pid and start time (one per line).
  */
 const DISKS = path.join(os.tmpdir(), 'swerl-disks');
 
@@ -124,7 +126,10 @@ function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; c
   const image = path.join(dir, 'disk.img');
   const mountpoint = path.join(DISKS, id);
   mkdirSync(mountpoint, { recursive: true });
-  writeFileSync(`${mountpoint}.dir`, dir);
+  // Written whole under a temporary name, then renamed: a reaper never reads half a record.
+  const draft = `${mountpoint}.dir.${process.pid}`;
+  writeFileSync(draft, `${dir}\n${process.pid}\n${OWN_START}\n`);
+  renameSync(draft, `${mountpoint}.dir`);
   // Sparse, no reserved blocks, tables initialized lazily: a 4 GiB image costs ~5 MB and 30 ms.
   return {
     mountpoint,
@@ -163,7 +168,11 @@ export async function unmountDiskAsync(id: string): Promise<void> {
   rmSync(`${mountpoint}.dir`, { force: true });
 }
 
-/** Unmounts the disks whose sandbox folder is gone (a run killed, its folders removed). */
+/**
+ * Unmounts the disks whose owning process is gone (a run killed). Other live processes' disks
+ * are theirs, whatever state their folders are in (a create or a destroy under way renames
+ * them); a record removed under this sweep by its owner is passed over.
+ */
 export function unmountOrphanDisks(): void {
   let entries: string[];
   try {
@@ -172,8 +181,16 @@ export function unmountOrphanDisks(): void {
     return;
   }
   for (const entry of entries) {
-    const owner = readFileSync(path.join(DISKS, entry), 'utf8');
-    if (!existsSync(owner)) unmountDisk(entry.slice(0, -'.dir'.length));
+    let record: string;
+    try {
+      record = readFileSync(path.join(DISKS, entry), 'utf8');
+    } catch {
+      continue; // its owner removed it just now
+    }
+    const [dir, pid, start] = record.split('\n');
+    // A record of an older layout holds the folder alone: there, the folder's absence is the sign.
+    const orphaned = pid === undefined ? !existsSync(dir!) : !ownerAlive(Number(pid), start ?? '');
+    if (orphaned) unmountDisk(entry.slice(0, -'.dir'.length));
   }
 }
 

@@ -266,6 +266,26 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     t.same(await under.leftovers(label), { sandboxes: 0, processes: 0 }, 'nothing it made is left, made or half-made');
   });
 
+  t.test('three processes creating, destroying and reaping at once leave each other alone', async (t) => {
+    const labels = [0, 1, 2].map(() => freshLabel('churn'));
+    const children = labels.map((label) => spawnTs(CHILD, { SWERL_CHILD_SANDBOX: JSON.stringify({ ...under.childSpec, label, mode: 'churn', repo, seconds: 8 }) }));
+    t.teardown(() => children.forEach((child) => child.kill('SIGKILL')));
+    const reports = await Promise.all(children.map(async (child) => {
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exit = await waitForExit(child);
+      return { exit, err, report: out.trim() ? (JSON.parse(out.trim()) as { rounds: number; failures: string[] }) : null };
+    }));
+    for (const [i, { exit, err, report }] of reports.entries()) {
+      t.same(exit, { code: 0, signal: null }, `process ${i} ran to its end (stderr: ${err.slice(-500)})`);
+      t.ok(report && report.rounds > 0, `process ${i} made, destroyed and reaped (${report?.rounds} rounds)`);
+      t.same(report?.failures, [], `process ${i}: no failure (its sandboxes usable through the others' reaps, its own reaps clean)`);
+    }
+    for (const label of labels) t.same(await under.leftovers(label), { sandboxes: 0, processes: 0 }, `nothing of ${label} is left`);
+  });
+
   t.test('after SIGKILL of the owner, the reaper at the next start removes what is left', async (t) => {
     const label = freshLabel('sigkill');
     const child = spawnTs(CHILD, { SWERL_CHILD_SANDBOX: JSON.stringify({ ...under.childSpec, label }) });

@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import t, { type Test } from 'tap';
@@ -8,6 +9,8 @@ import { containmentSuite } from './containment.js';
 import { localBounds } from '../../../../lib/env/sandbox/local-bounds.js';
 
 const root = t.testdir({ root: {} }) + '/root';
+/** Where sandbox disks are mounted and recorded (local-bounds.ts). */
+const DISKS = path.join(os.tmpdir(), 'swerl-disks');
 
 /** Host processes whose environment marks them as part of a sandbox of `label`. */
 function sandboxProcesses(label: string): number {
@@ -84,8 +87,9 @@ containmentSuite(t, {
   name: 'local',
   make: async (limits) => new LocalSandboxBackend({ root, ...(limits ? { limits } : {}) }),
   childSpec: { backend: 'local', options: { root } },
+  // A sandbox's folder, and its disk's mountpoint and record (where it has a disk), each count.
   leftovers: async (label) => ({
-    sandboxes: readdirSync(root).filter((d) => d.startsWith(`${label}-`)).length,
+    sandboxes: [root, DISKS].flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : [])).filter((d) => d.startsWith(`${label}-`)).length,
     processes: sandboxProcesses(label),
   }),
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
