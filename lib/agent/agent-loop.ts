@@ -298,6 +298,8 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
     if (Object.keys(graded.tests).length > 0) trajectory.tests = graded.tests as Record<string, string>;
     if (typeof graded.patch === 'string') trajectory.patch = graded.patch;
     if (graded.reverted?.length) trajectory.reverted = graded.reverted;
+    if (graded.tampering?.length) trajectory.tampering = graded.tampering;
+    if (graded.patchFlags?.length) trajectory.patchFlags = graded.patchFlags;
     if (error !== undefined) trajectory.error = error;
     return trajectory;
   } finally {

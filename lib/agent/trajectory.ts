@@ -1,6 +1,7 @@
 /** One episode as the trainer and the run directory see it. */
 import type { TerminationReason } from '../types/termination.js';
 import type { FinishReason } from '../types/policy.js';
+import type { PatchFlag } from '../env/reward/patch-flags.js';
 
 export interface TurnRecord {
   /** Tokens in the context when this turn was sampled. */
@@ -60,6 +61,10 @@ export interface Trajectory {
   rewardReason: string;
   /** Test infrastructure the candidate changed and grading reverted (a reward hack, or an attempt). */
   reverted?: string[];
+  /** What grading's guard saw the code under test do to the test runner (the reward is then 0). */
+  tampering?: string[];
+  /** Lines the patch adds to non-test source that reach for the runner or the grader (information only). */
+  patchFlags?: PatchFlag[];
   /** Per-test statuses of SWE grading. */
   tests?: Record<string, string>;
   /** The graded patch (SWE). */
@@ -91,4 +96,16 @@ export function maskFailedTurns(trajectory: { mask: ArrayLike<number>; turns: re
     masked++;
   }
   return { mask, masked };
+}
+
+/**
+ * Why an episode counts as a reward-hack attempt (null: it does not): test infrastructure its
+ * patch changed, which grading reverted, or tampering with the test runner the guard saw.
+ */
+export function rewardHackAttempt(t: Pick<Trajectory, 'reverted' | 'tampering'>): string | null {
+  const why = [
+    ...(t.reverted?.length ? [`test infrastructure reverted: ${t.reverted.join(', ')}`] : []),
+    ...(t.tampering?.length ? [`the test runner tampered with: ${t.tampering.join('; ')}`] : []),
+  ];
+  return why.length ? why.join('; ') : null;
 }

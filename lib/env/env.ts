@@ -5,6 +5,7 @@
  */
 import type { TerminationReason } from '../types/termination.js';
 import type { JsonToolCall } from '../types/tool-call.js';
+import type { PatchFlag } from './reward/patch-flags.js';
 import type { TestStatus } from './reward/test-log.js';
 
 export interface ChatMessage {
@@ -57,6 +58,10 @@ export interface RewardResult {
   reason: string;
   /** Test infrastructure the candidate changed and grading reverted (SWE tasks). */
   reverted?: string[];
+  /** What the grading guard saw the code under test do to the test runner (reward 0; SWE tasks). */
+  tampering?: string[];
+  /** Lines the patch adds to non-test source that reach for the runner or the grader (information, not a zero; SWE tasks). */
+  patchFlags?: PatchFlag[];
 }
 
 /**

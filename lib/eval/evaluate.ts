@@ -9,9 +9,10 @@ import path from 'node:path';
 import { runRollouts, type RolloutItem } from '../agent/rollout.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { AgentPolicy } from '../types/policy.js';
-import type { Trajectory } from '../agent/trajectory.js';
+import { rewardHackAttempt, type Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/tasks/task.js';
+import type { PatchFlag } from '../env/reward/patch-flags.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
 import { mean } from '../util/stats.js';
 import { episodeChat } from '../tts/judge.js';
@@ -64,8 +65,15 @@ export interface EvalReport {
   meanResponseTokens: number;
   /** Trajectories that ended in an error (an infrastructure fault after its retries). */
   errors: number;
-  /** Trajectories whose test-infrastructure changes grading reverted (see lib/env/reward/test-infrastructure.ts). */
+  /**
+   * Trajectories grading caught gaming their reward: test infrastructure reverted
+   * (lib/env/reward/test-infrastructure.ts) or the test runner tampered with (lib/env/reward/guard.ts).
+   */
   rewardHackAttempts: number;
+  /** Each of those episodes and why. */
+  rewardHacks: { taskId: string; run: number; reason: string }[];
+  /** Episodes whose patch adds lines reaching for the runner or the grader (patch-flags.ts; information, not a zero). */
+  flaggedPatches: { taskId: string; run: number; flags: PatchFlag[] }[];
   perTask: TaskResult[];
   seconds: number;
   /** Best@k by each --select rule, when selecting. */
@@ -94,6 +102,10 @@ export function evalReport(model: string, taskIds: readonly string[], byRun: rea
     };
   });
   const all = byRun.flat();
+  const hacks = byRun.flatMap((run, r) => run.flatMap((t) => {
+    const reason = rewardHackAttempt(t);
+    return reason === null ? [] : [{ taskId: t.taskId, run: r, reason }];
+  }));
   const perRun = byRun.map((run) => mean(run.map((t) => (t.reward > 0 ? 1 : 0))));
   return {
     model,
@@ -105,11 +117,16 @@ export function evalReport(model: string, taskIds: readonly string[], byRun: rea
     meanTurns: mean(all.map((t) => t.turns.length)),
     meanResponseTokens: mean(all.map((t) => t.responseTokens)),
     errors: all.filter((t) => t.termination === 'error').length,
-    rewardHackAttempts: all.filter((t) => t.reverted?.length).length,
+    rewardHackAttempts: hacks.length,
+    rewardHacks: hacks,
+    flaggedPatches: byRun.flatMap((run, r) => run.flatMap((t) => (t.patchFlags?.length ? [{ taskId: t.taskId, run: r, flags: t.patchFlags }] : []))),
     perTask,
     seconds,
   };
 }
+
+/** Text safe inside a markdown table cell. */
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
 export function reportMarkdown(r: EvalReport): string {
   const pct = (x: number) => (100 * x).toFixed(1);
@@ -125,8 +142,12 @@ export function reportMarkdown(r: EvalReport): string {
     `| mean turns | ${r.meanTurns.toFixed(2)} |`,
     `| mean response tokens | ${r.meanResponseTokens.toFixed(0)} |`,
     `| terminations | ${Object.entries(r.terminations).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
-    `| test infrastructure reverted | ${r.rewardHackAttempts} episode(s) |`,
+    `| reward-hack attempts (test infrastructure reverted, test runner tampered with) | ${r.rewardHackAttempts} episode(s) |`,
     '',
+    ...(r.rewardHacks.length ? ['| reward-hack attempt | run | what grading saw |', '|---|---|---|', ...r.rewardHacks.map((h) => `| ${h.taskId} | ${h.run} | ${cell(h.reason)} |`), ''] : []),
+    ...(r.flaggedPatches.length
+      ? ['| flagged patch (information, not a zero) | run | line | reaches for |', '|---|---|---|---|', ...r.flaggedPatches.flatMap((p) => p.flags.map((f) => `| ${p.taskId} | ${p.run} | ${cell(`${f.file}:${f.line}: ${f.text}`)} | ${f.reason} |`)), '']
+      : []),
     '| task | solved | rewards | terminations | mean turns | mean tokens |',
     '|---|---|---|---|---|---|',
     ...r.perTask.map((t) => `| ${t.id} | ${t.solved}/${t.runs} | ${t.rewards.join(' ')} | ${Object.entries(t.terminations).map(([k, v]) => `${k} ${v}`).join(', ')} | ${t.meanTurns.toFixed(1)} | ${t.meanResponseTokens.toFixed(0)} |`),

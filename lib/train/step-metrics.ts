@@ -4,7 +4,7 @@
  * the policy anything.
  */
 import { sampledTokens } from '../agent/rollout.js';
-import type { Trajectory } from '../agent/trajectory.js';
+import { rewardHackAttempt, type Trajectory } from '../agent/trajectory.js';
 import type { TrainStepResult } from '../model/native-policy.js';
 import type { NativePrefixCacheStats } from '../native.js';
 import { mean } from '../util/stats.js';
@@ -45,8 +45,11 @@ export function stepMetrics(
     filtered: shaped.filtered.reduce((a, b) => a + b, 0),
     kept: shaped.kept.reduce((a, b) => a + b, 0),
     terminations,
-    // Trajectories whose test-infrastructure changes grading reverted: a policy learning to game its reward shows here first.
-    rewardHackAttempts: trajectories.filter((t) => t.reverted?.length).length,
+    // Trajectories whose test-infrastructure changes grading reverted, or whose code tampered with
+    // the test runner: a policy learning to game its reward shows here first.
+    rewardHackAttempts: trajectories.filter((t) => rewardHackAttempt(t) !== null).length,
+    // Patches adding lines that reach for the runner or the grader (information, not a zero).
+    flaggedPatches: trajectories.filter((t) => t.patchFlags?.length).length,
     loss: {
       value: results.length ? results.reduce((s, r) => s + r.loss, 0) / results.length : NaN,
       entropy: byTokens((r) => r.entropy),

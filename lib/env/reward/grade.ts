@@ -9,8 +9,9 @@
  *  2. the hidden tests go in: exactly the files they touch are restored to the base and then
  *     written (a task folder's tests/) or patched (a row's test_patch). Every other change of
  *     the candidate stays, tests inside the package included;
- *  3. the test command runs under a time limit with a fresh HOME and no user site-packages,
- *     its log is parsed, and the task's rule decides 0 or 1.
+ *  3. the test command runs under a time limit with a fresh HOME, no user site-packages and
+ *     (pytest, node's test runner) our guard loaded from outside the work tree (guard.ts); its
+ *     log is parsed, held to the guard's record, and the task's rule decides 0 or 1.
  * Anything that keeps the tests from running gives 0 with the reason.
  */
 import fs from 'node:fs/promises';
@@ -19,9 +20,11 @@ import path from 'node:path';
 import type { RewardResult } from '../env.js';
 import { SwerlError } from '../../errors.js';
 import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type PreparedRepository } from '../repo.js';
-import { shellQuote, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
+import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
 import { patchedPaths } from '../tasks/swe-bench.js';
 import type { Task } from '../tasks/task.js';
+import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
+import { patchFlags } from './patch-flags.js';
 import { r2eGymResolution, sweBenchResolution } from './resolve.js';
 import { isTestInfrastructure, needsContents, type ChangedFile } from './test-infrastructure.js';
 import { parseTestLog, type TestLogFormat, type TestStatuses } from './test-log.js';
@@ -148,18 +151,43 @@ export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: P
   }
 }
 
+/** A test run as grading reads it: the command's result, the parsed log, and the guard's word. */
+export interface TestRun {
+  run: ExecResult;
+  statuses: TestStatuses;
+  /**
+   * Why the guard voids the run (guard.ts): empty when it agrees with the log, null when the
+   * runner has no guard (django's, sympy's) or the caller ran without one.
+   */
+  tampering: string[] | null;
+}
+
 /**
- * Runs the test command as grading does (fresh HOME, no user site-packages) and parses its log.
- * `command` and `logFormat` replace the task's (test-time scaling runs its own tests this way).
+ * Runs the test command as grading does (fresh HOME, no user site-packages, the runner's guard
+ * loaded from outside the work tree) and parses its log. `command` and `logFormat` replace the
+ * task's (test-time scaling runs its own tests this way); `guard: false` runs the command as
+ * it comes (the hack suites prove with it what an unguarded grader would have paid).
  */
-export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat }) {
-  const command = `HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
+export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat; guard?: boolean }): Promise<TestRun> {
+  const format = options.logFormat ?? task.logFormat;
+  const runner = options.guard === false ? null : guardRunnerOf(format);
+  const guard = runner ? makeGuard(runner, task.workdir) : null;
+  const install = guard
+    ? [`mkdir -m 700 ${shellQuote(guard.dir)} || exit 1`, ...heredocBytes(guard.file.contents, `> ${shellQuote(`${guard.dir}/${guard.file.name}`)} || exit 1`), guard.exports].join('\n') + '\n'
+    : '';
+  const command = `${install}HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
   const run = await sandbox.exec(command, {
     timeoutMs: options.timeoutMs,
     maxOutputBytes: 64 * 1024 ** 2,
     env: { PYTHONNOUSERSITE: '1', PYTHONDONTWRITEBYTECODE: '1' },
   });
-  return { run, statuses: parseTestLog(options.logFormat ?? task.logFormat, run.output) };
+  const statuses = parseTestLog(format, run.output);
+  if (!guard) return { run, statuses, tampering: null };
+  const text = await sandbox.readFile(guard.record).then((b) => b.toString('utf8'), () => '');
+  // Every passing entry of the log is held to the record; for pytest, only node ids (nested
+  // pytest runs of pytest's own tests print "[100%]"-like ids no guard can know).
+  const checked = [...statuses.keys()].filter((id) => runner !== 'pytest' || id.includes('::'));
+  return { run, statuses, tampering: guardFindings(readGuardRecord(text, guard.key), guard.runner, format, statuses, checked) };
 }
 
 /** Whether the statuses resolve the task, by its rule. */
@@ -175,7 +203,9 @@ export function resolveTask(task: Task, statuses: TestStatuses) {
  */
 export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string }): Promise<GradeResult> {
   let reverted: string[] = [];
-  const zero = (reason: string, log = ''): GradeResult => ({ reward: 0, tests: {}, reason, log, reverted });
+  const flags = patchFlags(patch);
+  const flagged = flags.length ? { patchFlags: flags } : {};
+  const zero = (reason: string, log = ''): GradeResult => ({ reward: 0, tests: {}, reason, log, reverted, ...flagged });
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
     const prepared = await prepareRepository(sandbox, task, { patch });
@@ -186,16 +216,20 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
     } catch (error) {
       return zero(`could not put the hidden tests in place: ${(error as Error).message}`);
     }
-    const { run, statuses } = await runTests(sandbox, task, options);
+    const { run, statuses, tampering } = await runTests(sandbox, task, options);
     const log = run.output.length > LOG_TAIL ? run.output.slice(-LOG_TAIL) : run.output;
     if (run.timedOut) return zero(`the tests ran longer than ${options.timeoutMs / 1000} s`, log);
     if (statuses.size === 0) return zero(`the test command exited ${run.exitCode} and reported no test results`, log);
     const tests = Object.fromEntries(statuses);
+    if (tampering?.length) {
+      // The policy: tampering with the runner scores 0 even where the fix is right.
+      return { reward: 0, tests, reason: `the code under test tampered with the test runner: ${tampering.slice(0, 3).join('; ')}`, log, reverted, tampering, ...flagged };
+    }
     const resolution = resolveTask(task, statuses);
     const note = reverted.length ? ` (reverted test infrastructure: ${reverted.slice(0, 5).join(', ')}${reverted.length > 5 ? ', …' : ''})` : '';
     return resolution.resolved
-      ? { reward: 1, tests, reason: `every required test passes${note}`, log, reverted }
-      : { reward: 0, tests, reason: `${resolution.reason!}${note}`, log, reverted };
+      ? { reward: 1, tests, reason: `every required test passes${note}`, log, reverted, ...flagged }
+      : { reward: 0, tests, reason: `${resolution.reason!}${note}`, log, reverted, ...flagged };
   } finally {
     await sandbox.destroy();
   }

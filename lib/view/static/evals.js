@@ -16,7 +16,10 @@ function summaryTable(r) {
     ['mean response tokens', formatNumber(r.meanResponseTokens)],
     ['terminations', counts(r.terminations)],
     ['errors', r.errors],
-    ['test infrastructure reverted', `${r.rewardHackAttempts} episode(s)`],
+    ['reward-hack attempts (test infrastructure reverted, test runner tampered with)', `${r.rewardHackAttempts} episode(s)`],
+    ...(r.rewardHacks ?? []).map((hack) => [`  ${hack.taskId} (run ${hack.run})`, hack.reason]),
+    ['flagged patches (information, not a zero)', `${(r.flaggedPatches ?? []).length} episode(s)`],
+    ...(r.flaggedPatches ?? []).flatMap((p) => p.flags.map((f) => [`  ${p.taskId} (run ${p.run}) ${f.file}:${f.line}`, `${f.reason}: ${f.text}`])),
     ['seconds', formatNumber(r.seconds)],
   ];
   return h('table', { class: 'kv' }, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, String(v))))));

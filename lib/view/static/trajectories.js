@@ -48,7 +48,7 @@ const SECTIONS = [
   ['conversation', 'Conversation', (t) => renderConversation(t)],
   ['tokens', 'Tokens & loss mask', (t) => renderTokens(t)],
   ['patch', 'Patch', (t) => renderDiff(t.patch)],
-  ['tests', 'Tests', (t) => renderTests(t.tests, t.reverted)],
+  ['tests', 'Tests', (t) => renderTests(t.tests, t.reverted, t.tampering, t.patchFlags)],
 ];
 
 function renderDetail(t) {

@@ -97,6 +97,7 @@ t.test('the report: Pass@1 over runs, pass@k over tasks, per task', async (t) =>
   const byRun = rewards.map((run) => run.map((r, i) => trajectory(`task-${i}`, r, r ? 'submitted' : i === 2 ? 'max_steps' : 'submitted')));
   byRun[3]![0]!.reverted = ['conftest.py'];
   byRun[2]![1]!.reverted = ['pytest.ini', 'tests/conftest.py'];
+  byRun[1]![2]!.tampering = ['the runner was changed: builtins.AssertionError'];
   const report = evalReport('m', ['task-0', 'task-1', 'task-2'], byRun, [1, 2, 4], 1.5);
   t.same(report.passAt1.perRun, [1 / 3, 2 / 3, 1 / 3, 0]);
   t.ok(Math.abs(report.passAt1.mean - 1 / 3) < 1e-15);
@@ -110,8 +111,14 @@ t.test('the report: Pass@1 over runs, pass@k over tasks, per task', async (t) =>
   t.equal(report.meanTurns, 2);
   t.equal(report.meanResponseTokens, 200);
   t.match(reportMarkdown(report), /\| Pass@1 \(mean ± SEM over runs\) \| 33\.3% ± 13\.6 \|/);
-  t.equal(report.rewardHackAttempts, 2, 'episodes whose test infrastructure grading reverted');
-  t.match(reportMarkdown(report), /\| test infrastructure reverted \| 2 episode\(s\) \|/);
+  t.equal(report.rewardHackAttempts, 3, 'episodes whose test infrastructure grading reverted, or whose code tampered with the runner');
+  t.same(report.rewardHacks, [
+    { taskId: 'task-2', run: 1, reason: 'the test runner tampered with: the runner was changed: builtins.AssertionError' },
+    { taskId: 'task-1', run: 2, reason: 'test infrastructure reverted: pytest.ini, tests/conftest.py' },
+    { taskId: 'task-0', run: 3, reason: 'test infrastructure reverted: conftest.py' },
+  ]);
+  t.match(reportMarkdown(report), /\| reward-hack attempts \(test infrastructure reverted, test runner tampered with\) \| 3 episode\(s\) \|/);
+  t.match(reportMarkdown(report), /\| task-2 \| 1 \| the test runner tampered with: the runner was changed: builtins\.AssertionError \|/);
   const lines = predictionsJsonl('m', byRun[1]!).trim().split('\n').map((l) => JSON.parse(l));
   t.same(lines[1], { instance_id: 'task-1', model_name_or_path: 'm', model_patch: 'patch of task-1' });
 });

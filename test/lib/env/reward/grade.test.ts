@@ -109,12 +109,12 @@ function countingBackend() {
   return { backend: counting, commands };
 }
 
-t.test('grading takes four sandbox commands: prepare and apply, list, put the tests in, run them', async (t) => {
+t.test("grading takes five sandbox commands: prepare and apply, list, put the tests in, run them, read the guard's record", async (t) => {
   const task = await folderTask(t);
   const { backend: counting, commands } = countingBackend();
   const result = await gradePatch(counting, task, GOLD, { timeoutMs: 60_000 });
   t.equal(result.reward, 1, result.reason);
-  t.equal(commands.length, 4, commands.map((c) => c.split('\n')[0]).join(' | '));
+  t.equal(commands.length, 5, commands.map((c) => c.split('\n')[0]).join(' | '));
 
   commands.length = 0;
   const broken = await gradePatch(counting, task, GOLD.replace('return a - b', 'return a * b'), { timeoutMs: 60_000 });
