@@ -22,11 +22,12 @@ const PYTHON: [RegExp, string][] = [
   [/\b(import|from)\s+(_pytest|pytest|pluggy)\b|\b_pytest\.|\bpluggy\./, 'the test runner (pytest/pluggy)'],
   [/\bdef\s+pytest_\w+|\bhookimpl\b|\bpluginmanager\b/, 'a pytest hook'],
   [/\bunittest\.(case|result|runner|main|loader|suite)\b|\bTestCase\.\w+\s*=|\bSkipTest\b/, 'unittest internals'],
-  [/\b(sys|threading)\.(settrace|setprofile)\b|\bsys\.(gettrace|getprofile)\b/, 'a trace or profile hook'],
-  [/\bos\._exit\b|\bos\.abort\b|\batexit\.register\b|\bos\.kill\s*\(\s*os\.getpid\b|\bsys\.exit\b/, 'a process exit path'],
+  // Names more than module paths where a module may be imported under another name.
+  [/\b(settrace|setprofile|gettrace|getprofile)\s*\(/, 'a trace or profile hook'],
+  [/\._exit\s*\(|\bos\.abort\b|\batexit\b|\bos\.kill\s*\(\s*os\.getpid\b|\bsys\.exit\b/, 'a process exit path'],
   [/\bbuiltins\b|__builtins__/, 'builtins'],
   [/\bsys\.modules\s*(\[[^\]]*\]\s*=|\.(setdefault|update|pop)\b)|\bdel\s+sys\.modules\b/, 'a sys.modules write'],
-  [/\bgc\.get_(objects|referrers|referents)\b|\bsys\._getframe\b|\binspect\.(stack|currentframe)\b|\bf_back\b|__closure__/, 'stack or heap introspection'],
+  [/\bget_(objects|referrers|referents)\s*\(|\b_getframe\b|\bcurrentframe\b|\binspect\.stack\b|\bf_back\b|__closure__/, 'stack or heap introspection'],
 ];
 
 const JAVASCRIPT: [RegExp, string][] = [

@@ -15,6 +15,7 @@ import { statusOf } from './docker-errors.js';
 import { pullIfMissing } from './docker-image.js';
 import { pendingRemoval, reapContainers } from './docker-reaper.js';
 import { pingEndpoint } from './docker-socket.js';
+import { seccompSecurityOpt } from './seccomp.js';
 
 /** A sandbox's hold on its host: one slot, given back exactly once. */
 export interface HostLease {
@@ -53,6 +54,7 @@ export class DockerHost {
   private checking: Promise<boolean> | null = null;
   private started: Promise<void> | null = null;
   private baseReady: Promise<void> | null = null;
+  private seccomp: Promise<string> | null = null;
   private readonly images = new Map<string, Promise<void>>();
   /** Containers of sandboxes lost with the host: removed when it answers again. */
   private readonly orphans = new Set<string>();
@@ -67,7 +69,27 @@ export class DockerHost {
     readonly maxSandboxes: number,
     private readonly healthCheckMs: number,
     private readonly onChange: () => void,
+    /** The options field naming this host, and its seccompProfile (a remote Podman's profile file). */
+    private readonly config: { field: string; seccompProfile?: string } = { field: 'sandbox' },
   ) {}
+
+  /**
+   * The SecurityOpt entry giving a sandbox swerl's seccomp profile, as this host's engine takes
+   * it (seccomp.ts); the engine is asked once.
+   */
+  seccompOption(): Promise<string> {
+    this.seccomp ??= (async () => {
+      const version = await (await this.client()).version();
+      const podman = (version.Components ?? []).some((c) => /podman/i.test(c.Name));
+      const connection = this.endpoint!.connection;
+      const local = 'socketPath' in connection || ['127.0.0.1', 'localhost', '::1'].includes(connection.host);
+      return seccompSecurityOpt(podman ? 'podman' : 'docker', { name: this.name, local, ...(this.config.seccompProfile !== undefined ? { seccompProfile: this.config.seccompProfile } : {}) }, this.config.field);
+    })().catch((error: unknown) => {
+      this.seccomp = null;
+      throw error;
+    });
+    return this.seccomp;
+  }
 
   /** The host as messages name it. */
   get name(): string {

@@ -53,6 +53,7 @@ import { baseEnvironment } from './local.js';
 import { OWN_START } from './owner.js';
 import { parseDockerOptions, type DockerSandboxOptions, type ResolvedDockerOptions } from './options.js';
 import { LABEL_PATTERN, shellQuote, type Sandbox, type SandboxBackend, type SandboxSpec } from './sandbox.js';
+import { tarArchive } from './tar.js';
 
 /**
  * What PID 1 runs: sleep forever; on SIGUSR1 kill every other process (a builtin: no fork
@@ -63,8 +64,18 @@ import { LABEL_PATTERN, shellQuote, type Sandbox, type SandboxBackend, type Sand
  */
 const KEEPALIVE_LOOP = "trap 'kill -9 -1' USR1; while :; do sleep 86400 & wait $!; done";
 const KEEPALIVE = `command -v sleep >/dev/null || exit 127; command -v bash >/dev/null && exec bash -c ${shellQuote(KEEPALIVE_LOOP)}; ${KEEPALIVE_LOOP}`;
-/** The capabilities a sandbox keeps (root inside may own and chmod its files, switch users, signal). */
-const CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE', 'SYS_CHROOT'];
+/**
+ * A base-image sandbox runs every command as this unprivileged user with no capabilities at
+ * all (none added, so none in the bounding set: Podman would give a non-root user the added
+ * ones as ambient capabilities). Its work tree arrives owned by it (copyIn).
+ */
+export const SANDBOX_USER = { uid: 1000, gid: 1000 };
+/**
+ * An image row's sandbox runs as its image does (SWE-bench's and R2E-Gym's harnesses run as
+ * root, their environments owned by root), keeping what root there needs: own and chmod its
+ * files, switch users, signal.
+ */
+const IMAGE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE', 'SYS_CHROOT'];
 
 export class DockerSandboxBackend implements SandboxBackend {
   readonly name = 'docker' as const;
@@ -83,7 +94,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const { hosts, maxSandboxesPerHost = Infinity, healthCheckMs } = this.options;
     const changed = () => this.wakeWaiting();
     this.hosts = hosts
-      ? hosts.map((h, i) => new DockerHost([{ name: h.url, connection: parseEndpointUrl(h.url, `sandbox.hosts.${i}`, h.tls) }], h.maxSandboxes ?? maxSandboxesPerHost, healthCheckMs, changed))
+      ? hosts.map((h, i) => new DockerHost([{ name: h.url, connection: parseEndpointUrl(h.url, `sandbox.hosts.${i}`, h.tls) }], h.maxSandboxes ?? maxSandboxesPerHost, healthCheckMs, changed, { field: `sandbox.hosts.${i}`, ...(h.seccompProfile !== undefined ? { seccompProfile: h.seccompProfile } : {}) }))
       : [new DockerHost(defaultEndpoints(this.options.socketPath), maxSandboxesPerHost, healthCheckMs, changed)];
   }
 
@@ -221,6 +232,8 @@ export class DockerSandboxBackend implements SandboxBackend {
       delete (environment as Partial<typeof environment>).PATH;
       delete (environment as Partial<typeof environment>).HOME;
     }
+    const seccomp = await host.seccompOption();
+    guard.checkpoint();
     const binds = [...(fromBase && this.options.hostBinds ? this.layout.folders : []), ...this.options.readOnlyBinds];
     const hostConfig: Docker.HostConfig = {
       NetworkMode: 'none',
@@ -234,8 +247,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         { Name: 'cpu', Soft: l.cpuSeconds, Hard: l.cpuSeconds },
       ],
       CapDrop: ['ALL'],
-      CapAdd: CAPABILITIES,
-      SecurityOpt: ['no-new-privileges'],
+      ...(fromBase ? {} : { CapAdd: IMAGE_CAPABILITIES }),
+      SecurityOpt: ['no-new-privileges', seccomp],
       Binds: binds.map((b) => `${b}:${b}:ro`),
       ...(this.options.cpus !== undefined ? { NanoCpus: Math.round(this.options.cpus * 1e9) } : {}),
       ShmSize: l.shmBytes,
@@ -252,6 +265,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         name: id,
         Image: image,
         Entrypoint: ['sh', '-c', KEEPALIVE],
+        ...(fromBase ? { User: `${SANDBOX_USER.uid}:${SANDBOX_USER.gid}` } : {}),
         WorkingDir: workdir,
         Env: Object.entries({ ...environment, ...spec.env }).map(([k, v]) => `${k}=${v}`),
         Labels: {
@@ -288,15 +302,15 @@ export class DockerSandboxBackend implements SandboxBackend {
         throw new SwerlError('ERR_SWERL_SANDBOX', `could not start container ${id} from ${image} on ${host.name}: ${errorMessage(error)}`);
       });
       guard.checkpoint();
-      if (spec.repoDir !== undefined) {
-        if (!fromBase) {
-          const made = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: '/' });
-          guard.checkpoint();
-          if (made.exitCode !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `cannot create ${workdir} in ${image}: ${made.output.trim()}`);
-        }
-        await copyIn(container, spec.repoDir, workdir);
+      if (!fromBase && spec.repoDir !== undefined) {
+        const made = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: '/' });
         guard.checkpoint();
+        if (made.exitCode !== 0) throw new SwerlError('ERR_SWERL_SANDBOX', `cannot create ${workdir} in ${image}: ${made.output.trim()}`);
       }
+      // A base sandbox's work tree (its folder too: the archive's "./") is its user's; an
+      // image's stays as the image has it.
+      if (fromBase || spec.repoDir !== undefined) await copyIn(container, spec.repoDir ?? null, workdir, fromBase ? SANDBOX_USER : { uid: 0, gid: 0 });
+      guard.checkpoint();
       return sandbox;
     } catch (error) {
       await sandbox.destroy().catch(() => undefined);
@@ -305,9 +319,18 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 }
 
-/** Copies repoDir's contents into workdir (a tar stream, owned by root, through putArchive). */
-async function copyIn(container: Docker.Container, repoDir: string, workdir: string): Promise<void> {
-  const child = spawn('tar', ['-C', repoDir, '--owner=0', '--group=0', '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Copies repoDir's contents into workdir (a tar stream through putArchive), every entry owned by
+ * `owner`, the folder itself too (the archive's "./" entry); no repoDir: the folder alone.
+ */
+async function copyIn(container: Docker.Container, repoDir: string | null, workdir: string, owner: { uid: number; gid: number }): Promise<void> {
+  if (repoDir === null) {
+    await container.putArchive(tarArchive([{ name: './', type: 'dir', ...owner }]), { path: workdir }).catch((error: unknown) => {
+      throw new SwerlError('ERR_SWERL_SANDBOX', `could not make ${workdir} in the sandbox: ${errorMessage(error)}`);
+    });
+    return;
+  }
+  const child = spawn('tar', ['-C', repoDir, `--owner=${owner.uid}`, `--group=${owner.gid}`, '--numeric-owner', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number>((resolve, reject) => {

@@ -37,6 +37,12 @@ export interface DockerHostOptions {
   tls?: TlsFiles;
   /** Sandboxes this host may hold at once. Default: maxSandboxesPerHost. */
   maxSandboxes?: number;
+  /**
+   * A Podman host on another machine: the path, on that machine, of the sandboxes' seccomp
+   * profile (`swerl sandbox seccomp-profile` writes it). Podman's API takes the profile only as
+   * a file; Docker takes it inline and a Podman on this machine gets a file written here.
+   */
+  seccompProfile?: string;
 }
 
 export interface DockerSandboxOptions extends CommonOptions {
@@ -96,6 +102,7 @@ const HOST_SCHEMA = {
       properties: { ca: { type: 'string', minLength: 1 }, cert: { type: 'string', minLength: 1 }, key: { type: 'string', minLength: 1 } },
     },
     maxSandboxes: { type: 'integer', minimum: 1 },
+    seccompProfile: { type: 'string', pattern: '^/' },
   },
 } as const;
 

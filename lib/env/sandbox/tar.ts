@@ -8,6 +8,9 @@ export interface TarEntry {
   data?: Uint8Array;
   mode?: number;
   linkname?: string;
+  /** Owner and group ids (default: root). */
+  uid?: number;
+  gid?: number;
 }
 
 function octal(value: number, width: number): string {
@@ -27,8 +30,8 @@ function tarHeader(entry: TarEntry, size: number): Buffer {
   const type = entry.type ?? 'file';
   header.write(name, 0, 100, 'utf8');
   header.write(octal(entry.mode ?? (type === 'file' ? 0o644 : type === 'dir' ? 0o755 : 0o777), 8), 100);
-  header.write(octal(0, 8), 108); // uid
-  header.write(octal(0, 8), 116); // gid
+  header.write(octal(entry.uid ?? 0, 8), 108);
+  header.write(octal(entry.gid ?? 0, 8), 116);
   header.write(octal(size, 12), 124);
   header.write(octal(0, 12), 136); // mtime: the epoch, so that the same entries give the same bytes
   header.write(' '.repeat(8), 148); // checksum, counted as spaces
@@ -43,7 +46,7 @@ function tarHeader(entry: TarEntry, size: number): Buffer {
   return header;
 }
 
-/** A ustar archive of the entries, owned by root, dated at the epoch: deterministic bytes. */
+/** A ustar archive of the entries (owned by root unless they say), dated at the epoch: deterministic bytes. */
 export function tarArchive(entries: readonly TarEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const entry of entries) {

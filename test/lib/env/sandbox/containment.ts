@@ -221,6 +221,22 @@ export function containmentSuite(t: Test, under: BackendUnderTest): void {
     const r = await sandbox.exec('unshare -U -r id -u 2>&1; echo "exit $?"');
     t.notMatch(r.output, /^0$/m, 'no root inside a new user namespace');
     t.match(r.output, /exit [1-9]/);
+    const plain = await sandbox.exec('unshare -U id -u 2>&1; echo "exit $?"');
+    t.match(plain.output, /exit [1-9]/, `no new user namespace at all, even unmapped (${plain.output.trim()})`);
+  });
+
+  t.test('commands run as an unprivileged user with no capabilities, owning the work tree', async (t) => {
+    const backend = await under.make();
+    const sandbox = await backend.create({ repoDir: repo, label: freshLabel('user') });
+    t.teardown(() => sandbox.destroy());
+    const r = await sandbox.exec('id -u; grep -E "^Cap(Eff|Prm|Amb):" /proc/self/status; stat -c %u . app.py; touch new-file && echo made');
+    const [uid, ...rest] = r.output.trim().split('\n');
+    t.not(uid, '0', `not root (uid ${uid})`);
+    t.same(rest.filter((l) => l.startsWith('Cap')).map((l) => l.split(/\s+/)[1]), ['0000000000000000', '0000000000000000', '0000000000000000'], 'effective, permitted and ambient capabilities are empty');
+    t.same(rest.filter((l) => /^\d+$/.test(l)), [uid, uid], 'the work tree and its files are its own');
+    t.match(r.output, /^made$/m, 'it writes there');
+    const sudo = await sandbox.exec('chown 0 app.py 2>&1; echo "exit $?"');
+    t.match(sudo.output, /exit [1-9]/, 'it cannot give a file to root');
   });
 
   t.test('nothing survives destroy()', async (t) => {
