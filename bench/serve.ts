@@ -2,8 +2,10 @@
  * npm run bench:serve — `swerl serve` on the tiny model: generation throughput (sampled tokens
  * per second, all clients together) and request latency at 1, 8 and 32 concurrent clients,
  * each sending requests back to back, against the same load on NativePolicy.generate in
- * process. The server runs as its own process (`swerl serve`, as users run it); prints a table
- * and writes bench/results/serve.json.
+ * process; and how long /health waits under that load (polled every 20 ms: its 99th percentile
+ * and slowest, the figures the adversarial serve test reports rather than asserts). The server
+ * runs as its own process (`swerl serve`, as users run it); prints a table and writes
+ * bench/results/serve.json.
  *
  *   node dist/bench/serve.js [--quick] [--requests N] [--out FILE]
  */
@@ -36,6 +38,29 @@ interface Row {
   tokensPerSecond: number;
   latencyP50Ms: number;
   latencyP95Ms: number;
+  /** http only: /health's answers during the load. */
+  health?: { polls: number; p99Ms: number; slowestMs: number };
+}
+
+/** Polls /health every 20 ms until stopped; its answer times. */
+function pollHealth(url: string): { stop: () => Promise<{ polls: number; p99Ms: number; slowestMs: number }> } {
+  const times: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t0 = performance.now();
+      await fetch(`${url}/health`).then((r) => r.arrayBuffer());
+      times.push(performance.now() - t0);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return { polls: times.length, p99Ms: percentile(times, 0.99), slowestMs: Math.max(...times) };
+    },
+  };
 }
 
 const percentile = (xs: number[], p: number) => {
@@ -99,8 +124,9 @@ async function main(): Promise<void> {
   try {
     await complete(prompts[0]!);  // warm-up
     for (const clients of CONCURRENCY) {
+      const health = pollHealth(server.url);
       const row = await load(clients, (c, i) => complete(prompts[(c * 7 + i) % prompts.length]!));
-      rows.push({ path: 'http', clients, ...row });
+      rows.push({ path: 'http', clients, ...row, health: await health.stop() });
     }
   } finally {
     await server.stop();
@@ -114,8 +140,11 @@ async function main(): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true });
 
   console.log(`swerl serve vs in-process generation: qwen3-tiny (byte vocabulary), ${PROMPT_TOKENS}-token prompts, ${NEW_TOKENS} new tokens, ${requestsPerClient} requests per client, ${os.cpus()[0]?.model ?? 'CPU'}, ${os.cpus().length} cores`);
-  console.log(['path', 'clients', 'requests', 'tokens/s', 'p50 ms', 'p95 ms'].join('\t'));
-  for (const r of rows) console.log([r.path, r.clients, r.requests, r.tokensPerSecond.toFixed(0), r.latencyP50Ms.toFixed(0), r.latencyP95Ms.toFixed(0)].join('\t'));
+  console.log(['path', 'clients', 'requests', 'tokens/s', 'p50 ms', 'p95 ms', '/health p99 ms', '/health slowest ms'].join('\t'));
+  for (const r of rows) {
+    const health = r.health ? [r.health.p99Ms.toFixed(1), r.health.slowestMs.toFixed(1)] : ['', ''];
+    console.log([r.path, r.clients, r.requests, r.tokensPerSecond.toFixed(0), r.latencyP50Ms.toFixed(0), r.latencyP95Ms.toFixed(0), ...health].join('\t'));
+  }
   console.log('\nhttp / in-process throughput');
   for (const clients of CONCURRENCY) {
     const http = rows.find((r) => r.path === 'http' && r.clients === clients)!;
