@@ -125,7 +125,7 @@ t.test('npm install <the tarball> builds the addon into a copy that needs nothin
   t.ok(existsSync(path.join(installed, 'build/Release/swerl_native.node')), 'the addon was built in the installed package');
   const cmakeCache = readFileSync(path.join(installed, 'build/CMakeCache.txt'), 'utf8');
   t.notOk(cmakeCache.includes(ROOT), 'the addon build names no path of the checkout');
-  for (const shipped of ['tasks/swe-mini', 'examples/swe-mini.json', 'examples/frozenlake.json', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/env/sandbox/spawner-helper.mjs', 'dist/lib/env/sandbox/start-child.mjs', 'models/swe-reader/model.safetensors', 'models/swe-reader/tokenizer.json', 'models/swe-agent/model.safetensors', 'models/swe-agent/tokenizer.json', 'README.md'])
+  for (const shipped of ['tasks/swe-mini', 'examples/swe-mini.json', 'examples/frozenlake.json', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/env/sandbox/spawner-helper.mjs', 'dist/lib/env/sandbox/start-child.mjs', 'models/swe-reader/model.safetensors', 'models/swe-reader/tokenizer.json', 'models/swe-agent/model.safetensors', 'models/swe-agent/tokenizer.json', 'README.md', 'lib/env/reward/guard/pytest_guard.py', 'lib/env/reward/guard/node_guard.mjs'])
     t.ok(existsSync(path.join(installed, shipped)), `the package ships ${shipped}`);
   t.end();
 });
