@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import { resolveLossOptions } from '../lib/math/policy-loss.js';
 import { native, packageRoot } from '../lib/native.js';
 import { flag } from './args.js';
 
@@ -34,7 +35,9 @@ const out = flag('--out') ?? join(packageRoot(), 'bench', 'results', quick ? 'lo
 const TOKENS = quick ? [512] : [512, 2048];
 const HIDDEN = quick ? [256] : [256, 1024];
 const VOCAB = quick ? [32000] : [32000, 151936];
-const CHUNKS = { chunkTokens: 1024, chunkVocab: 4096 }; // the library defaults
+// The GRPO++ loss as the library resolves it by default (its CPU tile included).
+const LOSS = resolveLossOptions({}, 'bench', 'cpu');
+const CHUNKS = { chunkTokens: LOSS.chunkTokens, chunkVocab: LOSS.chunkVocab };
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
     for (const hiddenSize of HIDDEN) {
       for (const vocabSize of VOCAB) {
         for (const path of ['materialized', 'fused'] as const) {
-          const r = await addon.benchPolicyLoss({ tokens, hiddenSize, vocabSize, path, repeats, warmup: 1, seed: 1234, ...CHUNKS });
+          const r = await addon.benchPolicyLoss({ tokens, hiddenSize, vocabSize, path, repeats, warmup: 1, seed: 1234, ...LOSS });
           const medianMs = median(r.timesMs);
           const row: Row = {
             tokens,

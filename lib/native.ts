@@ -314,17 +314,18 @@ export interface NativeAddon {
     options: NativeLossOptions,
   ): Promise<NativeLossResult & { gradProjection: Float32Array; gradWeight: Float32Array }>;
 
-  benchPolicyLoss(config: {
-    tokens: number;
-    hiddenSize: number;
-    vocabSize: number;
-    path: 'fused' | 'materialized';
-    repeats: number;
-    warmup: number;
-    seed: number;
-    chunkTokens: number;
-    chunkVocab: number;
-  }): Promise<NativeBenchResult>;
+  /** Times the loss on random inputs of this shape, with these (resolved) loss options. */
+  benchPolicyLoss(
+    config: NativeLossOptions & {
+      tokens: number;
+      hiddenSize: number;
+      vocabSize: number;
+      path: 'fused' | 'materialized';
+      repeats: number;
+      warmup: number;
+      seed: number;
+    },
+  ): Promise<NativeBenchResult>;
 }
 
 const require = createRequire(import.meta.url);

@@ -13,7 +13,7 @@
 import { SwerlError } from '../errors.js';
 import { DEFAULT_EPISODE_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from '../env/env.js';
 import type { TerminationReason } from '../types/termination.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Infer } from '../schema.js';
 import { ChatRenderer } from '../model/chat-template.js';
 import { parseToolCalls } from '../model/tool-calls.js';
 import { tokenizerId } from '../model/tokenizer-id.js';
@@ -22,50 +22,40 @@ import type { Task } from '../env/tasks/task.js';
 import type { AgentPolicy, EpisodeContext, Generation } from '../types/policy.js';
 import type { Trajectory, TurnRecord } from './trajectory.js';
 
-export interface AgentLoopOptions {
-  /** Assistant turns at most (the env may end sooner by its own step limit). */
-  maxTurns: number;
-  /** Tokens of the opening prompt at most; a longer prompt ends the episode as 'max_context' before any turn. */
-  promptBudget: number;
-  /** Tokens after the prompt at most: every assistant turn and observation. */
-  responseBudget: number;
-  /** Tokens one assistant turn may sample at most (the response budget may allow fewer). */
-  maxTokensPerTurn: number;
-  temperature: number;
-  topK: number;
-  topP: number;
-  /** The episode deadline: wall time of the whole episode, generation and env included; past it: 'timeout'. */
-  trajectoryTimeoutMs: number;
-  /**
-   * The step timeout: wall time of one step's tool call, handed to env.step (a call past it is
-   * an observation; an env.step that does not answer within it and its grace: 'env_timeout').
-   */
-  stepTimeoutMs: number;
-  /** When fewer response tokens than this are left, observations end with budgetWarning. */
-  warnTokensLeft: number;
-  budgetWarning: string;
-  /** Qwen3's thinking mode in the chat template. */
-  enableThinking: boolean;
-}
-
-export const parseAgentLoopOptions = optionsParser<AgentLoopOptions>({
+/** The agent loop's options: this schema is their one declaration (AgentLoopOptions is read off it). */
+export const AGENT_LOOP_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /** Assistant turns at most (the env may end sooner by its own step limit). */
     maxTurns: { type: 'integer', minimum: 1, maximum: 100_000, default: 50 },
+    /** Tokens of the opening prompt at most; a longer prompt ends the episode as 'max_context' before any turn. */
     promptBudget: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 4096 },
+    /** Tokens after the prompt at most: every assistant turn and observation. */
     responseBudget: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 32768 },
+    /** Tokens one assistant turn may sample at most (the response budget may allow fewer). */
     maxTokensPerTurn: { type: 'integer', minimum: 1, maximum: 2 ** 24, default: 4096 },
     temperature: { ...TEMPERATURE_SCHEMA, default: 1 },
     topK: { type: 'integer', minimum: 0, default: 0 },
     topP: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1 },
+    /** The episode deadline: wall time of the whole episode, generation and env included; past it: 'timeout'. */
     trajectoryTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_EPISODE_TIMEOUT_MS },
+    /**
+     * The step timeout: wall time of one step's tool call, handed to env.step (a call past it is
+     * an observation; an env.step that does not answer within it and its grace: 'env_timeout').
+     */
     stepTimeoutMs: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_STEP_TIMEOUT_MS },
+    /** When fewer response tokens than this are left, observations end with budgetWarning. */
     warnTokensLeft: { type: 'integer', minimum: 0, maximum: 2 ** 24, default: 0 },
     budgetWarning: { type: 'string', default: 'You are about to run out of context: finish now.' },
+    /** Qwen3's thinking mode in the chat template. */
     enableThinking: { type: 'boolean', default: false },
   },
-});
+} as const;
+
+export type AgentLoopOptions = Infer<typeof AGENT_LOOP_SCHEMA>;
+
+export const parseAgentLoopOptions = optionsParser(AGENT_LOOP_SCHEMA);
 
 export interface EpisodeSpec {
   env: Env;

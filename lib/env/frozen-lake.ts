@@ -20,7 +20,7 @@
  * still ends an episode as 'max_steps'.
  */
 import { invalidArg } from '../errors.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Input } from '../schema.js';
 import { mulberry32 } from '../util/random.js';
 import type { AssistantTurn, ChatMessage, Env, RewardResult, StepInfo, StepResult } from './env.js';
 
@@ -33,30 +33,6 @@ export const DIRECTIONS: readonly Direction[] = ['Up', 'Down', 'Left', 'Right'];
  * and one G.
  */
 export type FrozenLakeMap = readonly string[];
-
-export interface FrozenLakeOptions {
-  /** Side of the generated square grid, 2..32. Default 4. */
-  size?: number;
-  /** Probability that a cell other than S and G is a hole, in [0, 0.9]. Default 0.2. */
-  holeDensity?: number;
-  /** Slippery ice: 1/3 the chosen direction, 1/3 each perpendicular one. Default false. */
-  slippery?: boolean;
-  /** Seeds the map generation and the slips, an integer in [0, 2^32 - 1]. Default 0. */
-  seed?: number;
-  /** Moves per episode, invalid answers included. Default 20. */
-  maxSteps?: number;
-  /**
-   * A fixed map instead of a generated one (rows of S/F/H/G, rectangular, sides up to 32,
-   * with a path from S to G). size and holeDensity cannot be given with it.
-   */
-  map?: string[];
-  /**
-   * 'full': the rules spelled out (rLLM-style, for pretrained models). 'short': one line of
-   * rules and terse observations, for small models trained from scratch on bytes, where every
-   * prompt byte is a token every turn. Default 'full'.
-   */
-  prompt?: 'full' | 'short';
-}
 
 export interface FrozenLakeStepInfo extends StepInfo {
   /** The move the answer asked for; null when none could be read (an invalid move). */
@@ -74,18 +50,30 @@ export const MAX_MAP_TRIES = 10_000;
 
 const FIELD = 'frozenLake';
 
-type ParsedOptions = Required<Omit<FrozenLakeOptions, 'map'>> & { map?: string[] };
-
-const parseOptions = optionsParser<ParsedOptions>({
+const FROZEN_LAKE_OPTIONS_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /** Side of the generated square grid, 2..32. Default 4. */
     size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
+    /** Probability that a cell other than S and G is a hole, in [0, 0.9]. Default 0.2. */
     holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
+    /** Slippery ice: 1/3 the chosen direction, 1/3 each perpendicular one. Default false. */
     slippery: { type: 'boolean', default: false },
+    /** Seeds the map generation and the slips, an integer in [0, 2^32 - 1]. Default 0. */
     seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
+    /** Moves per episode, invalid answers included. Default 20. */
     maxSteps: { type: 'integer', minimum: 1, default: 20 },
+    /**
+     * 'full': the rules spelled out (rLLM-style, for pretrained models). 'short': one line of
+     * rules and terse observations, for small models trained from scratch on bytes, where every
+     * prompt byte is a token every turn. Default 'full'.
+     */
     prompt: { enum: ['full', 'short'], default: 'full' },
+    /**
+     * A fixed map instead of a generated one (rows of S/F/H/G, rectangular, sides up to 32,
+     * with a path from S to G). size and holeDensity cannot be given with it.
+     */
     map: {
       type: 'array',
       minItems: 1,
@@ -93,7 +81,10 @@ const parseOptions = optionsParser<ParsedOptions>({
       items: { type: 'string', minLength: 1, maxLength: 32 },
     },
   },
-});
+} as const;
+export type FrozenLakeOptions = Input<typeof FROZEN_LAKE_OPTIONS_SCHEMA>;
+
+const parseOptions = optionsParser(FROZEN_LAKE_OPTIONS_SCHEMA);
 
 const MOVES: Record<Direction, readonly [number, number]> = {
   Up: [-1, 0],

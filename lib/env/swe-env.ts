@@ -6,7 +6,7 @@
  */
 import { SwerlError, invalidArg, isInfrastructureFault } from '../errors.js';
 import type { TerminationReason } from '../types/termination.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Infer } from '../schema.js';
 import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from './actions.js';
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
 import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, reproductionPrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
@@ -14,43 +14,37 @@ import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
 import type { Task } from './tasks/task.js';
-import { SweTools, firstOutputLine, toolDescriptions, type ToolProfile } from './tools/index.js';
+import { SweTools, TOOL_PROFILES, firstOutputLine, toolDescriptions } from './tools/index.js';
 
-export interface SweEnvOptions {
-  /** 'default' (every text file) or 'r2egym' (its .py-only, concise-view tools). */
-  profile: ToolProfile;
-  /**
-   * 'full': the tools described at length (R2E-Gym's, ~4.4k characters). 'compact': one line
-   * per tool and a short issue wrapper (~0.5k), for small models trained from scratch, where
-   * every prompt byte is a token of every step.
-   */
-  prompt: 'full' | 'compact';
-  /**
-   * 'fix': resolve the issue, graded by the hidden tests. 'reproduce': write tests that
-   * reproduce it (test-time scaling's test writer, lib/tts/reproduction.ts); its patch is the
-   * episode's product and nothing is graded (reward 0).
-   */
-  goal: 'fix' | 'reproduce';
-  /** DeepSWE trained with 50 and evaluated with 100. */
-  maxSteps: number;
-  /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
-  rewardTimeoutMs: number;
-  /** Run label for the sandbox (reapers select on it). */
-  label?: string;
-}
-
-export const parseSweEnvOptions = optionsParser<SweEnvOptions>({
+const SWE_ENV_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    profile: { enum: ['default', 'r2egym'], default: 'default' },
+    /** 'default' (every text file) or 'r2egym' (its .py-only, concise-view tools). */
+    profile: { enum: TOOL_PROFILES, default: 'default' },
+    /**
+     * 'full': the tools described at length (R2E-Gym's, ~4.4k characters). 'compact': one line
+     * per tool and a short issue wrapper (~0.5k), for small models trained from scratch, where
+     * every prompt byte is a token of every step.
+     */
     prompt: { enum: ['full', 'compact'], default: 'full' },
+    /**
+     * 'fix': resolve the issue, graded by the hidden tests. 'reproduce': write tests that
+     * reproduce it (test-time scaling's test writer, lib/tts/reproduction.ts); its patch is the
+     * episode's product and nothing is graded (reward 0).
+     */
     goal: { enum: ['fix', 'reproduce'], default: 'fix' },
+    /** DeepSWE trained with 50 and evaluated with 100. */
     maxSteps: { type: 'integer', minimum: 1, default: 50 },
+    /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
     rewardTimeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
+    /** Run label for the sandbox (reapers select on it). */
     label: { type: 'string' },
   },
-}, {
+} as const;
+export type SweEnvOptions = Infer<typeof SWE_ENV_SCHEMA>;
+
+export const parseSweEnvOptions = optionsParser(SWE_ENV_SCHEMA, {
   stepTimeoutMs: 'the step timeout is the agent loop\'s: set rollout.stepTimeoutMs (a training or eval config), or pass env.step(action, { timeoutMs, endsEpisode })',
   episodeTimeoutMs: 'the episode deadline is the agent loop\'s: set rollout.trajectoryTimeoutMs (a training or eval config)',
 });

@@ -1,23 +1,25 @@
 /** Group-relative advantages (docs/loss.md, "Advantages"). */
 import { native } from '../native.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Input } from '../schema.js';
 import { float32Array, int32Array } from './validate.js';
 
-export type AdvantageEstimator = 'grpo' | 'drgrpo' | 'rloo';
+export const ADVANTAGE_ESTIMATORS = ['grpo', 'drgrpo', 'rloo'] as const;
+export type AdvantageEstimator = (typeof ADVANTAGE_ESTIMATORS)[number];
 
-export interface AdvantageOptions {
-  /**
-   * grpo: (R - mean) / (std + 1e-6), std with Bessel's correction; drgrpo: R - mean;
-   * rloo (GRPO++'s, the default): R - mean of the others = n/(n-1) (R - mean).
-   */
-  estimator?: AdvantageEstimator;
-}
-
-const parseOptions = optionsParser<Required<AdvantageOptions>>({
+const ADVANTAGE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  properties: { estimator: { type: 'string', enum: ['grpo', 'drgrpo', 'rloo'], default: 'rloo' } },
-});
+  properties: {
+    /**
+     * grpo: (R - mean) / (std + 1e-6), std with Bessel's correction; drgrpo: R - mean;
+     * rloo (GRPO++'s, the default): R - mean of the others = n/(n-1) (R - mean).
+     */
+    estimator: { type: 'string', enum: ADVANTAGE_ESTIMATORS, default: 'rloo' },
+  },
+} as const;
+export type AdvantageOptions = Input<typeof ADVANTAGE_SCHEMA>;
+
+const parseOptions = optionsParser(ADVANTAGE_SCHEMA);
 
 /**
  * One advantage per trajectory. rewards[i] belongs to the group groups[i] (any integer id,

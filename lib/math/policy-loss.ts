@@ -5,50 +5,8 @@
  */
 import { invalidArg } from '../errors.js';
 import { native, type NativeLossOptions, type NativeLossStats, type NativeTokenInputs } from '../native.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Input } from '../schema.js';
 import { DTYPE_MAX, float32Array, int32Array, positiveInteger } from './validate.js';
-
-export interface PolicyLossOptions {
-  /**
-   * 'policy-gradient' (default): the clipped surrogate -A r_t. 'nll': the negative
-   * log-likelihood -l_t of each weighted token (SFT, rejection fine-tuning); advantages and
-   * the clip play no part, old logprobs only feed the ratio statistics.
-   */
-  objective?: 'policy-gradient' | 'nll';
-  /** epsilon_low of the ratio clip (default 0.2). */
-  clipLow?: number;
-  /** epsilon_high (default 0.28, GRPO++'s clip-higher); Infinity or null = no upper clip. */
-  clipHigh?: number | null;
-  /** Dual clip constant c > 1 for negative advantages (default off). */
-  dualClip?: number | null;
-  /** Sampling temperature the logits are divided by (default 1). */
-  temperature?: number;
-  /** eta: adds -eta * sum_t w_t H_t (default 0). */
-  entropyCoef?: number;
-  /** beta * sum_t w_t KL_t against reference logprobs (inputs.refLogprobs); default none. */
-  kl?: { coef: number; kind?: 'k1' | 'k2' | 'k3' };
-  /**
-   * Tile of the fused loss: tokens x vocabulary entries per step (default 1024 x 4096 on the
-   * CPU, 2048 x 16384 on CUDA, where bigger GEMMs keep the tensor cores busy).
-   */
-  chunkSize?: { tokens?: number; vocab?: number };
-  /**
-   * Bitwise reproducible reductions (default true). false lets the CUDA kernels add the loss
-   * sums with atomics; the CPU is deterministic either way.
-   */
-  deterministic?: boolean;
-}
-
-/** Where fusedLinearPolicyLoss runs, and the precision of its operands. */
-export interface FusedLinearPolicyLossOptions extends PolicyLossOptions {
-  /**
-   * hidden and weight are rounded to this before the loss (default float32); gradHidden is
-   * computed in it too, gradWeight is accumulated in float32.
-   */
-  dtype?: 'float32' | 'bfloat16' | 'float16';
-  /** 'cuda' runs the CUDA kernels (an addon built with CUDA); default 'cpu'. */
-  device?: 'cpu' | 'cuda';
-}
 
 /** Default tiles of the fused loss per device. */
 export const DEFAULT_CHUNK_SIZE = {
@@ -104,14 +62,18 @@ const MAX_CHUNK = 2 ** 31 - 1;
 /**
  * The loss's own fields, one schema for every place that takes them (the loss API here, the
  * training config's algorithm section), with the bounds native/src/loss/loss.cc checks again.
- * No defaults: the loss API and the algorithm presets each supply their own.
+ * Their defaults are LOSS_DEFAULTS, the one table both take them from.
  */
 export const LOSS_FIELDS = {
+  /** epsilon_low of the ratio clip. */
   clipLow: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+  /** epsilon_high (GRPO++'s clip-higher); Infinity or null = no upper clip. */
   clipHigh: { type: ['number', 'null'], minimum: 0 },
+  /** Dual clip constant c > 1 for negative advantages (null = off). */
   dualClip: { type: ['number', 'null'], exclusiveMinimum: 1 },
-  // Real coefficients are ~1e-3; past these bounds a value can only be a typo (1e308 made NaN).
+  /** eta: adds -eta * sum_t w_t H_t. Real coefficients are ~1e-3; past the bounds a value can only be a typo (1e308 made NaN). */
   entropyCoef: { type: 'number', minimum: -MAX_COEF, maximum: MAX_COEF },
+  /** beta * sum_t w_t KL_t against reference logprobs (inputs.refLogprobs); default none. */
   kl: {
     type: 'object',
     additionalProperties: false,
@@ -123,54 +85,67 @@ export const LOSS_FIELDS = {
   },
 } as const;
 
-const parseOptions = optionsParser<{
-  objective: 'policy-gradient' | 'nll';
-  clipLow: number;
-  clipHigh: number | null;
-  dualClip: number | null;
-  temperature: number;
-  entropyCoef: number;
-  kl?: { coef: number; kind: 'k1' | 'k2' | 'k3' };
-  chunkSize: { tokens?: number; vocab?: number };
-  deterministic: boolean;
-}>({
+/** The loss fields' defaults (DeepSWE's GRPO++: clip-higher 0.2/0.28, no dual clip, no entropy bonus). */
+export const LOSS_DEFAULTS = { clipLow: 0.2, clipHigh: 0.28, dualClip: null, entropyCoef: 0 } as const;
+
+const POLICY_LOSS_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /**
+     * 'policy-gradient' (default): the clipped surrogate -A r_t. 'nll': the negative
+     * log-likelihood -l_t of each weighted token (SFT, rejection fine-tuning); advantages and
+     * the clip play no part, old logprobs only feed the ratio statistics.
+     */
     objective: { type: 'string', enum: ['policy-gradient', 'nll'], default: 'policy-gradient' },
-    clipLow: { ...LOSS_FIELDS.clipLow, default: 0.2 },
-    clipHigh: { ...LOSS_FIELDS.clipHigh, default: 0.28 },
-    dualClip: { ...LOSS_FIELDS.dualClip, default: null },
-    // The sampler's temperature (never 0 here: the loss needs softmax(z / T)); bounds as sampling's.
+    clipLow: { ...LOSS_FIELDS.clipLow, default: LOSS_DEFAULTS.clipLow },
+    clipHigh: { ...LOSS_FIELDS.clipHigh, default: LOSS_DEFAULTS.clipHigh },
+    dualClip: { ...LOSS_FIELDS.dualClip, default: LOSS_DEFAULTS.dualClip },
+    /** Sampling temperature the logits are divided by (never 0 here: the loss needs softmax(z / T)); bounds as sampling's. */
     temperature: { type: 'number', minimum: 0.01, maximum: 10, default: 1 },
-    entropyCoef: { ...LOSS_FIELDS.entropyCoef, default: 0 },
+    entropyCoef: { ...LOSS_FIELDS.entropyCoef, default: LOSS_DEFAULTS.entropyCoef },
     kl: LOSS_FIELDS.kl,
+    /**
+     * Tile of the fused loss: tokens x vocabulary entries per step (default DEFAULT_CHUNK_SIZE:
+     * 1024 x 4096 on the CPU, 2048 x 16384 on CUDA, where bigger GEMMs keep the tensor cores
+     * busy). A tile holds tokens x vocab scores, and both index int32 GEMMs.
+     */
     chunkSize: {
       type: 'object',
       additionalProperties: false,
       default: {},
-      // A tile holds tokens x vocab scores, and both index int32 GEMMs.
       properties: {
         tokens: { type: 'integer', minimum: 1, maximum: MAX_CHUNK },
         vocab: { type: 'integer', minimum: 1, maximum: MAX_CHUNK },
       },
     },
+    /**
+     * Bitwise reproducible reductions (default true). false lets the CUDA kernels add the loss
+     * sums with atomics; the CPU is deterministic either way.
+     */
     deterministic: { type: 'boolean', default: true },
   },
-});
+} as const;
+export type PolicyLossOptions = Input<typeof POLICY_LOSS_SCHEMA>;
 
-const parseFusedOptions = optionsParser<{ dtype: 'float32' | 'bfloat16' | 'float16'; device: 'cpu' | 'cuda' }>({
+/** Where fusedLinearPolicyLoss runs, and the precision of its operands. */
+const FUSED_SCHEMA = {
   type: 'object',
   properties: {
+    /**
+     * hidden and weight are rounded to this before the loss (default float32); gradHidden is
+     * computed in it too, gradWeight is accumulated in float32.
+     */
     dtype: { type: 'string', enum: ['float32', 'bfloat16', 'float16'], default: 'float32' },
+    /** 'cuda' runs the CUDA kernels (an addon built with CUDA); default 'cpu'. */
     device: { type: 'string', enum: ['cpu', 'cuda'], default: 'cpu' },
   },
-});
+} as const;
+export type FusedLinearPolicyLossOptions = PolicyLossOptions & Input<{ type: 'object'; properties: (typeof FUSED_SCHEMA)['properties'] }>;
 
-/**
- * Validates and fully defaults loss options into what the native core reads; device picks the
- * default tile (a policy on 'cuda:1' is 'cuda').
- */
+const parseOptions = optionsParser(POLICY_LOSS_SCHEMA);
+const parseFusedOptions = optionsParser(FUSED_SCHEMA);
+
 /**
  * Loss options checked and defaulted (resolveLossOptions), flat as the native core takes them.
  * Callers that run many steps resolve once and pass these: NativePolicy.trainStep takes them as
@@ -185,6 +160,10 @@ export function isResolvedLossOptions(options: unknown): options is ResolvedLoss
   return typeof options === 'object' && options !== null && RESOLVED.has(options);
 }
 
+/**
+ * Validates and fully defaults loss options into what the native core reads; device picks the
+ * default tile (a policy on 'cuda:1' is 'cuda').
+ */
 export function resolveLossOptions(options: PolicyLossOptions = {}, field = 'options', device = 'cpu'): ResolvedLossOptions {
   const withInfinity = { ...options };
   if (withInfinity.clipHigh === Infinity) withInfinity.clipHigh = null;  // JSON has no Infinity

@@ -57,12 +57,15 @@ export function compactFilter(args: CompactFilterArgs): {
   return native().compactFilter({ rewards, terminations, mask, sequenceIds: layout.sequenceIds });
 }
 
-const parseTurnPenalty = optionsParser<{ threshold: number; maxTurns: number }>({
+/** Nebius's turn penalty's defaults: 0 below 10 turns, -1 at 40. */
+export const TURN_PENALTY_DEFAULTS = { threshold: 10, maxTurns: 40 } as const;
+
+const parseTurnPenalty = optionsParser({
   type: 'object',
   additionalProperties: false,
   properties: {
-    threshold: { type: 'number', minimum: 0, default: 10 },
-    maxTurns: { type: 'number', exclusiveMinimum: 0, default: 40 },
+    threshold: { type: 'number', minimum: 0, default: TURN_PENALTY_DEFAULTS.threshold },
+    maxTurns: { type: 'number', exclusiveMinimum: 0, default: TURN_PENALTY_DEFAULTS.maxTurns },
   },
 });
 
@@ -84,7 +87,7 @@ export function turnPenalty(
   return native().turnPenalty({ rewards: r, turns: t, threshold, maxTurns });
 }
 
-const parseOverlong = optionsParser<{ maxLength: number; bufferLength: number }>({
+const parseOverlong = optionsParser({
   type: 'object',
   additionalProperties: false,
   required: ['maxLength', 'bufferLength'],

@@ -1,48 +1,41 @@
 /** Per-token weights: how the loss aggregates over tokens (docs/loss.md, "Token weights"). */
 import { invalidArg } from '../errors.js';
 import { native } from '../native.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Input } from '../schema.js';
 import { sequenceLayout } from './sequences.js';
 import { float32Array, int32Array, maskArray } from './validate.js';
 
-export type Aggregation = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+export const AGGREGATIONS = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
 
-export interface TokenWeightsArgs {
+const TOKEN_WEIGHTS_SCHEMA = {
+  type: 'object',
+  properties: {
+    /**
+     * token-mean (DAPO): m/sum(m); seq-mean-token-mean (GRPO): m/(B n_i);
+     * seq-mean-token-sum-norm (Dr.GRPO, GRPO++, the default): m/(B L).
+     */
+    aggregation: { type: 'string', enum: AGGREGATIONS, default: 'seq-mean-token-sum-norm' },
+    /** L for seq-mean-token-sum-norm: a constant maximum length (DeepSWE: 32768). */
+    maxLength: { type: 'number', exclusiveMinimum: 0 },
+    /** Data parallelism: B summed over every rank (default: this batch's sequences). */
+    globalSequences: { type: 'integer', minimum: 1 },
+    /** Data parallelism: sum of the mask over every rank (default: this batch's). */
+    globalMaskedTokens: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+/** tokenWeights' arguments: the batch's layout, then the options of TOKEN_WEIGHTS_SCHEMA. */
+export type TokenWeightsArgs = Input<typeof TOKEN_WEIGHTS_SCHEMA> & {
   /** 1 on trained (assistant) tokens of the flattened batch, else 0. */
   mask: ArrayLike<number | boolean>;
   /** Tokens per sequence, in order (sum = mask.length). Give this or sequenceIds. */
   seqLengths?: ArrayLike<number>;
   /** Sequence index of every token. */
   sequenceIds?: ArrayLike<number>;
-  /** token-mean (DAPO): m/sum(m); seq-mean-token-mean (GRPO): m/(B n_i);
-   *  seq-mean-token-sum-norm (Dr.GRPO, GRPO++, the default): m/(B L). */
-  aggregation?: Aggregation;
-  /** L for seq-mean-token-sum-norm: a constant maximum length (DeepSWE: 32768). */
-  maxLength?: number;
-  /** Data parallelism: B summed over every rank (default: this batch's sequences). */
-  globalSequences?: number;
-  /** Data parallelism: sum of the mask over every rank (default: this batch's). */
-  globalMaskedTokens?: number;
-}
+};
 
-const parseOptions = optionsParser<{
-  aggregation: Aggregation;
-  maxLength?: number;
-  globalSequences?: number;
-  globalMaskedTokens?: number;
-}>({
-  type: 'object',
-  properties: {
-    aggregation: {
-      type: 'string',
-      enum: ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'],
-      default: 'seq-mean-token-sum-norm',
-    },
-    maxLength: { type: 'number', exclusiveMinimum: 0 },
-    globalSequences: { type: 'integer', minimum: 1 },
-    globalMaskedTokens: { type: 'integer', minimum: 1 },
-  },
-});
+const parseOptions = optionsParser(TOKEN_WEIGHTS_SCHEMA);
 
 export function tokenWeights(args: TokenWeightsArgs): Float32Array {
   if (typeof args !== 'object' || args === null) throw invalidArg('tokenWeights arguments', 'must be an object');

@@ -83,13 +83,13 @@ const TEMPLATE_PROPERTIES = {
     default: [],
   },
   enableThinking: { type: 'boolean', default: true },
-};
-const parseTemplateOptions = optionsParser<{ tools: object[]; enableThinking: boolean }>({
+} as const;
+const parseTemplateOptions = optionsParser({
   type: 'object',
   additionalProperties: false,
   properties: TEMPLATE_PROPERTIES,
 });
-const parseRenderOptions = optionsParser<{ tools: object[]; enableThinking: boolean; addGenerationPrompt: boolean }>({
+const parseRenderOptions = optionsParser({
   type: 'object',
   additionalProperties: false,
   properties: { ...TEMPLATE_PROPERTIES, addGenerationPrompt: { type: 'boolean', default: false } },

@@ -161,6 +161,8 @@ export const MODEL_PRESETS = {
   'qwen3-swe': { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 64, rope_theta: 10000 },
 } as const;
 export type ModelPreset = keyof typeof MODEL_PRESETS;
+/** The presets' names, for a schema's enum. */
+export const MODEL_PRESET_NAMES = Object.keys(MODEL_PRESETS) as ModelPreset[];
 
 /** A complete Qwen3 config.json object for a preset size and vocabulary. */
 export function presetConfig(preset: ModelPreset, vocabSize: number): HfModelConfig {

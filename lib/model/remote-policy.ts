@@ -41,51 +41,44 @@
  */
 import { invalidArg, SwerlError } from '../errors.js';
 import { int32Array } from '../math/validate.js';
-import { optionsParser } from '../schema.js';
+import { optionsParser, type Infer, type Input } from '../schema.js';
 import type { AgentPolicy, Generation, SamplingRequest, ScoringPolicy } from '../types/policy.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import { mapBounded } from '../util/bounded.js';
 
-export interface RemotePolicyOptions {
-  /** Base URLs, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted). */
-  servers: string[];
-  /** How the servers take token ids and return them. Default 'openai'. */
-  protocol: 'openai' | 'sglang';
-  /** The model id for 'openai' requests; default: the first one /v1/models lists. */
-  model?: string;
-  /** 'least-loaded' (fewest requests in flight from this client, default) or 'round-robin'. */
-  routing: 'least-loaded' | 'round-robin';
-  /** Permit topK / topP (the logprobs then no longer match the learner's full softmax). */
-  allowTruncatedSampling: boolean;
-  /** One request's wall time at most. Default 600 s. */
-  timeoutMs: number;
-  /** Sent as a bearer token when set. */
-  apiKey?: string;
-  /** Where updateWeights() posts {model_path}. Default '/update_weights_from_disk'. */
-  weightUpdatePath: string;
-  /**
-   * Further attempts of a generation whose server could not be reached or answered 5xx, each
-   * on the next server. Default 2. Requests the server refused (4xx) are never retried.
-   */
-  retries: number;
-}
-
-const parseOptions = optionsParser<RemotePolicyOptions>({
+const REMOTE_POLICY_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['servers'],
   properties: {
+    /** Base URLs, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted). */
     servers: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^https?://' } },
+    /** How the servers take token ids and return them. Default 'openai'. */
     protocol: { type: 'string', enum: ['openai', 'sglang'], default: 'openai' },
+    /** The model id for 'openai' requests; default: the first one /v1/models lists. */
     model: { type: 'string', minLength: 1 },
+    /** 'least-loaded' (fewest requests in flight from this client, default) or 'round-robin'. */
     routing: { type: 'string', enum: ['least-loaded', 'round-robin'], default: 'least-loaded' },
+    /** Permit topK / topP (the logprobs then no longer match the learner's full softmax). */
     allowTruncatedSampling: { type: 'boolean', default: false },
+    /** One request's wall time at most. Default 600 s. */
     timeoutMs: { type: 'integer', minimum: 1, default: 600_000 },
+    /** Sent as a bearer token when set. */
     apiKey: { type: 'string' },
+    /** Where updateWeights() posts {model_path}. Default '/update_weights_from_disk'. */
     weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
+    /**
+     * Further attempts of a generation whose server could not be reached or answered 5xx, each
+     * on the next server. Default 2. Requests the server refused (4xx) are never retried.
+     */
     retries: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
   },
-});
+} as const;
+export type RemotePolicyOptions = Infer<typeof REMOTE_POLICY_SCHEMA>;
+/** What connect() takes: servers, the rest defaulted. */
+export type RemotePolicyInput = Input<typeof REMOTE_POLICY_SCHEMA>;
+
+const parseOptions = optionsParser(REMOTE_POLICY_SCHEMA);
 
 /** A failure worth another attempt elsewhere: no answer, or the server's own fault. */
 class TransientRemoteError extends SwerlError {
@@ -123,7 +116,7 @@ export class RemotePolicy implements AgentPolicy, ScoringPolicy {
    * Checks every server answers (GET /health, or /v1/models for 'openai') and, for 'openai'
    * without options.model, takes the model id the first one serves.
    */
-  static async connect(tokenizer: Tokenizer, options: Partial<RemotePolicyOptions> & { servers: string[] }): Promise<RemotePolicy> {
+  static async connect(tokenizer: Tokenizer, options: RemotePolicyInput): Promise<RemotePolicy> {
     const o = parseOptions(options, 'options');
     let model = o.model;
     const probe = new RemotePolicy(tokenizer, o, model);

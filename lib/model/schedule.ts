@@ -1,13 +1,21 @@
 /** Learning-rate schedules: linear warmup, then constant or cosine decay to a floor. */
-export interface LrSchedule {
-  kind: 'constant' | 'cosine';
-  /** Steps of linear warmup from lr / warmupSteps up to lr. */
-  warmupSteps: number;
-  /** Total optimizer steps (cosine decays over the steps after warmup). */
-  totalSteps?: number;
-  /** Cosine's floor as a fraction of lr. */
-  minLrRatio: number;
-}
+import type { Infer } from '../schema.js';
+
+export const LR_SCHEDULE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    kind: { type: 'string', enum: ['constant', 'cosine'], default: 'constant' },
+    /** Steps of linear warmup from lr / warmupSteps up to lr. */
+    warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+    /** Total optimizer steps (cosine decays over the steps after warmup). */
+    totalSteps: { type: 'integer', minimum: 1 },
+    /** Cosine's floor as a fraction of lr. */
+    minLrRatio: { type: 'number', minimum: 0, maximum: 1, default: 0 },
+  },
+} as const;
+export type LrSchedule = Infer<typeof LR_SCHEDULE_SCHEMA>;
 
 /** The learning rate of optimizer step `step` (0 for the first step). */
 export function learningRate(baseLr: number, step: number, schedule: LrSchedule): number {

@@ -16,97 +16,138 @@
  *           (token-mean NLL, one epoch); with the optimizer defaults of their recipe (lr 5e-6,
  *           weight decay 0.1, 10 warmup steps, cosine to 0) where the config sets none.
  */
-import type { AdvantageEstimator } from '../math/advantages.js';
-import type { Aggregation } from '../math/token-weights.js';
+import { invalidArg } from '../errors.js';
+import { ADVANTAGE_ESTIMATORS } from '../math/advantages.js';
+import { LOSS_DEFAULTS, LOSS_FIELDS } from '../math/policy-loss.js';
+import { TURN_PENALTY_DEFAULTS } from '../math/reward-shaping.js';
+import { AGGREGATIONS } from '../math/token-weights.js';
+import { integer, optionsParser, type Infer } from '../schema.js';
 
 export const ALGORITHM_PRESETS = ['grpo++', 'grpo', 'drgrpo', 'dapo', 'nebius', 'rft'] as const;
 export type AlgorithmPreset = (typeof ALGORITHM_PRESETS)[number];
 
-export interface AlgorithmConfig {
-  preset: AlgorithmPreset;
-  estimator: AdvantageEstimator;
-  /** How max_context / max_steps / timeout trajectories are treated. */
-  truncation: 'mask' | 'penalize' | 'none';
-  /** Nebius's turn penalty (truncation 'penalize'): 0 below threshold turns, -1 at maxTurns. */
-  turnPenalty: { threshold: number; maxTurns: number };
-  /** Which groups/samples reach the loss. */
-  groupFilter: 'none' | 'informative' | 'nonzero-advantage';
-  /** With groupFilter 'informative': sample more groups until the batch is full, at most this many extra rounds. */
-  resampleRounds: number;
-  /** DAPO's soft overlong penalty on the response length; null = off. */
-  overlong: { maxLength: number; bufferLength: number } | null;
-  aggregation: Aggregation;
-  /** L of seq-mean-token-sum-norm; null = the rollout's response budget. */
-  normLength: number | null;
-  clipLow: number;
-  /** null = no upper clip. */
-  clipHigh: number | null;
-  dualClip: number | null;
-  entropyCoef: number;
-  /** A KL term against the initial weights (a frozen copy of the policy); null = none. */
-  kl: { coef: number; kind: 'k1' | 'k2' | 'k3' } | null;
-  /** Optimizer steps per training step (the batch is split into this many mini-batches). */
-  miniBatches: number;
-  /** Passes over the batch (PPO epochs). */
-  epochs: number;
-  /**
-   * Rejection fine-tuning instead of a policy gradient: the step's resolved trajectories,
-   * format-error turns masked, fine-tuned on by NLL, `sequencesPerStep` to an optimizer step,
-   * `epochs` times over (lib/train/rft). null: the policy-gradient loss.
-   */
-  rejection: { epochs: number; sequencesPerStep: number } | null;
-}
+/**
+ * The config's `algorithm` section: every field the presets set, each declared once here; a
+ * config names a preset and overrides any of them. No defaults in the schema: what the config
+ * leaves out, the preset fills.
+ */
+const ALGORITHM_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    preset: { enum: ALGORITHM_PRESETS, default: 'grpo++' },
+    estimator: { enum: ADVANTAGE_ESTIMATORS },
+    /** How max_context / max_steps / timeout trajectories are treated. */
+    truncation: { enum: ['mask', 'penalize', 'none'] },
+    /** Nebius's turn penalty (truncation 'penalize'): 0 below threshold turns, -1 at maxTurns. */
+    turnPenalty: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['threshold', 'maxTurns'],
+      properties: { threshold: integer(0, 100_000), maxTurns: integer(1, 100_000) },
+    },
+    /** Which groups/samples reach the loss. */
+    groupFilter: { enum: ['none', 'informative', 'nonzero-advantage'] },
+    /** With groupFilter 'informative': sample more groups until the batch is full, at most this many extra rounds. */
+    resampleRounds: integer(0, 100),
+    /** DAPO's soft overlong penalty on the response length; null = off. */
+    overlong: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['maxLength', 'bufferLength'],
+      properties: { maxLength: integer(1, 2 ** 24), bufferLength: integer(1, 2 ** 24) },
+    },
+    aggregation: { enum: AGGREGATIONS },
+    /** L of seq-mean-token-sum-norm; null = the rollout's response budget. */
+    normLength: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 24 },
+    // The loss's fields and bounds are the loss's (lib/math/policy-loss.ts).
+    clipLow: LOSS_FIELDS.clipLow,
+    /** null = no upper clip. */
+    clipHigh: LOSS_FIELDS.clipHigh,
+    dualClip: LOSS_FIELDS.dualClip,
+    entropyCoef: LOSS_FIELDS.entropyCoef,
+    /** A KL term against the initial weights (a frozen copy of the policy); null = none. */
+    kl: { ...LOSS_FIELDS.kl, type: ['object', 'null'] },
+    /** Optimizer steps per training step (the batch is split into this many mini-batches). */
+    miniBatches: integer(1, 100_000),
+    /** Passes over the batch (PPO epochs). */
+    epochs: integer(1, 100),
+    /**
+     * Rejection fine-tuning instead of a policy gradient: the step's resolved trajectories,
+     * format-error turns masked, fine-tuned on by NLL, `sequencesPerStep` to an optimizer step,
+     * `epochs` times over (lib/train/rft). null: the policy-gradient loss.
+     */
+    rejection: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['epochs', 'sequencesPerStep'],
+      properties: { epochs: integer(1, 100), sequencesPerStep: integer(1, 100_000) },
+    },
+  },
+} as const;
+
+/** The resolved algorithm: every field present. */
+export type AlgorithmConfig = Required<Infer<typeof ALGORITHM_SCHEMA>>;
+type PresetFields = Omit<AlgorithmConfig, 'preset'>;
 
 /** Nebius's rejection fine-tuning hyper-parameters: the rft preset's optimizer, where the config leaves a field out. */
 export const RFT_OPTIMIZER_DEFAULTS = { lr: 5e-6, weightDecay: 0.1, warmupSteps: 10, schedule: 'cosine' } as const;
 
-type PresetFields = Omit<AlgorithmConfig, 'preset'>;
-
-const COMMON: PresetFields = {
+/** The one default table: GRPO++ (DeepSWE) but for truncation; each preset overrides what its paper changes. */
+const DEFAULTS: PresetFields = {
   estimator: 'rloo',
   truncation: 'none',
-  turnPenalty: { threshold: 10, maxTurns: 40 },
+  turnPenalty: { ...TURN_PENALTY_DEFAULTS },
   groupFilter: 'none',
   resampleRounds: 0,
   overlong: null,
   aggregation: 'seq-mean-token-sum-norm',
   normLength: null,
-  clipLow: 0.2,
-  clipHigh: 0.28,
-  dualClip: null,
-  entropyCoef: 0,
+  ...LOSS_DEFAULTS,
   kl: null,
   miniBatches: 1,
   epochs: 1,
   rejection: null,
 };
 
-export const PRESETS: Record<AlgorithmPreset, PresetFields> = {
-  'grpo++': { ...COMMON, estimator: 'rloo', truncation: 'mask', aggregation: 'seq-mean-token-sum-norm', clipLow: 0.2, clipHigh: 0.28 },
-  grpo: { ...COMMON, estimator: 'grpo', aggregation: 'seq-mean-token-mean', clipLow: 0.2, clipHigh: 0.2 },
-  drgrpo: { ...COMMON, estimator: 'drgrpo', aggregation: 'seq-mean-token-sum-norm', clipLow: 0.2, clipHigh: 0.2 },
+const SYMMETRIC_CLIP = { clipLow: 0.2, clipHigh: 0.2 } as const;
+
+const OVERRIDES: Record<AlgorithmPreset, Partial<PresetFields>> = {
+  'grpo++': { truncation: 'mask' },
+  grpo: { estimator: 'grpo', aggregation: 'seq-mean-token-mean', ...SYMMETRIC_CLIP },
+  drgrpo: { estimator: 'drgrpo', ...SYMMETRIC_CLIP },
   dapo: {
-    ...COMMON,
     estimator: 'grpo',
     aggregation: 'token-mean',
-    clipLow: 0.2,
-    clipHigh: 0.28,
     groupFilter: 'informative',
     resampleRounds: 3,
     // Filled from the response budget when the config leaves it out (see resolveAlgorithm).
     overlong: { maxLength: 0, bufferLength: 0 },
   },
-  nebius: {
-    ...COMMON,
-    estimator: 'grpo',
-    aggregation: 'token-mean',
-    truncation: 'penalize',
-    groupFilter: 'nonzero-advantage',
-    clipLow: 0.2,
-    clipHigh: 0.3,
-  },
-  rft: { ...COMMON, truncation: 'none', rejection: { epochs: 1, sequencesPerStep: 8 } },
+  nebius: { estimator: 'grpo', aggregation: 'token-mean', truncation: 'penalize', groupFilter: 'nonzero-advantage', clipHigh: 0.3 },
+  rft: { rejection: { epochs: 1, sequencesPerStep: 8 } },
 };
+
+/** Every preset's fields in full: the default table under the preset's overrides. */
+export const PRESETS = Object.fromEntries(ALGORITHM_PRESETS.map((name) => [name, { ...DEFAULTS, ...OVERRIDES[name] }])) as Record<AlgorithmPreset, PresetFields>;
+
+const parseAlgorithmOverrides = optionsParser(ALGORITHM_SCHEMA);
+
+/** The config's algorithm section: the preset's fields under the config's overrides, budgets filled in. */
+export function resolveAlgorithm(raw: unknown, responseBudget: number, field = 'config.algorithm'): AlgorithmConfig {
+  const overrides = parseAlgorithmOverrides(raw, field);
+  const algorithm: AlgorithmConfig = { ...structuredClone(PRESETS[overrides.preset]), ...overrides };
+  algorithm.normLength ??= responseBudget;
+  if (algorithm.overlong && algorithm.overlong.maxLength === 0) {
+    // DAPO: a buffer of a fifth of the budget (4096 of 20480 in the paper).
+    algorithm.overlong = { maxLength: responseBudget, bufferLength: Math.max(1, Math.floor(responseBudget / 5)) };
+  }
+  if (algorithm.turnPenalty.threshold >= algorithm.turnPenalty.maxTurns)
+    throw invalidArg(`${field}.turnPenalty`, `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
+  if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
+    throw invalidArg(`${field}.overlong.bufferLength`, `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
+  return algorithm;
+}
 
 /**
  * Optimizer steps in a run of `steps` steps (the learning-rate schedule's length). Rejection

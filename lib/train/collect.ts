@@ -15,7 +15,8 @@ import type { Batch } from './async-rollouts.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
 import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
-import type { TaskRef, TaskSource } from './task-source.js';
+import type { TaskRef } from '../env/tasks/task.js';
+import type { TaskSource } from './task-source.js';
 
 export function agentOptions(config: TrainConfig, source: TaskSource, overrides: Partial<AgentLoopOptions> = {}): AgentLoopOptions {
   const r = config.rollout;

@@ -7,172 +7,221 @@ import path from 'node:path';
 
 import { invalidArg } from '../errors.js';
 import { parseAgentLoopOptions, type AgentLoopOptions } from '../agent/agent-loop.js';
-import { SANDBOX_BACKENDS, parseSandboxOptions, type ResolvedDockerOptions, type ResolvedLocalOptions, type SandboxBackendName } from '../env/sandbox/options.js';
+import { SANDBOX_BACKENDS, parseSandboxOptions, type ResolvedDockerOptions, type ResolvedLocalOptions } from '../env/sandbox/options.js';
 import { parseSweEnvOptions, type SweEnvOptions } from '../env/swe-env.js';
-import { optionsParser } from '../schema.js';
+import { integer, optionsParser, type Infer } from '../schema.js';
 import { didYouMean } from '../util/nearest.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
-import { LOSS_FIELDS } from '../math/policy-loss.js';
-import { MODEL_PRESETS, type ModelPreset } from '../model/model-config.js';
+import { MODEL_PRESET_NAMES } from '../model/model-config.js';
 import { assertBpeTokenizerFolder } from '../model/hf-tokenizer.js';
-import { ALGORITHM_PRESETS, PRESETS, RFT_OPTIMIZER_DEFAULTS, type AlgorithmConfig, type AlgorithmPreset } from './algorithms.js';
+import { RFT_OPTIMIZER_DEFAULTS, resolveAlgorithm, type AlgorithmConfig } from './algorithms.js';
 import { resolveSftOptions, type SftConfig } from './sft/options.js';
 import { resolvePretrainOptions, type PretrainConfig } from './pretrain/options.js';
 import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
 import { SEEDS_PER_SPLIT } from '../env/tasks/swe-gen/splits.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
-import { CURRICULUM_SCHEMA, tierOptions, type CurriculumConfig } from './curriculum.js';
+import { CURRICULUM_SCHEMA, tierOptions } from './curriculum.js';
 
-export interface RunConfig {
-  /** The run directory: config, metrics, trajectories, checkpoints, plots. */
-  dir: string;
-  /** Training steps (one batch of rollouts and its optimizer steps each). */
-  steps: number;
-  seed: number;
-  /** Continue from the last checkpoint in dir (same task order and random state). */
-  resume: boolean;
-  checkpointEvery: number;
-  keepCheckpoints: number;
-  /** Write every trajectory to trajectories/step-N.jsonl.gz. */
-  saveTrajectories: boolean;
-  plots: boolean;
-  /** 'auto': a live bar on a terminal, a line per step otherwise. */
-  progress: 'auto' | 'bar' | 'lines' | 'none';
-}
+/** Counts past these can only be typos (an integer 1e300 is still an integer). */
+const STEPS = { type: 'integer', minimum: 1, maximum: 10_000_000 } as const;
+const COUNT = integer;
 
-export interface ModelConfig {
-  /** A built-in size trained from scratch with the byte tokenizer... */
-  preset?: ModelPreset;
-  /** ...or a Hugging Face model directory. */
-  path?: string;
-  /**
-   * With preset: a folder with the tokenizer.json the model reads (`swerl tokenizer train` makes
-   * one); the vocabulary is its size. Default: the byte tokenizer. A model directory (path) has its own.
-   */
-  tokenizer?: string;
-  device: string;
-  computeDtype?: 'float32' | 'bfloat16' | 'float16';
-  microBatchTokens: number;
-  /** Sequences end to end in a forward's row instead of padded to the longest. */
-  packSequences: boolean;
-  maxBatchSize: number;
-  /** Keys and values of finished turns kept for the next turn's prompt (bytes; 0: off). */
-  prefixCacheBytes: number;
-  /** Prompt tokens per prefill forward at most (longer prompts go in chunks). */
-  prefillChunkTokens: number;
-  /** CUDA: decode steps replayed as captured graphs (NativePolicyOptions.decodeGraphs). */
-  decodeGraphs: boolean;
-  activationCheckpointing: boolean;
-  /** libtorch threads (0 = every core). */
-  threads?: number;
-  initStd: number;
-}
+const RUN_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['dir'],
+  properties: {
+    /** The run directory: config, metrics, trajectories, checkpoints, plots. */
+    dir: { type: 'string', minLength: 1 },
+    /** Training steps (one batch of rollouts and its optimizer steps each). */
+    steps: { ...STEPS, default: 20 },
+    seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
+    /** Continue from the last checkpoint in dir (same task order and random state). */
+    resume: { type: 'boolean', default: false },
+    checkpointEvery: { ...STEPS, default: 5 },
+    keepCheckpoints: COUNT(1, 1000, 2),
+    /** Write every trajectory to trajectories/step-N.jsonl.gz. */
+    saveTrajectories: { type: 'boolean', default: true },
+    plots: { type: 'boolean', default: true },
+    /** 'auto': a live bar on a terminal, a line per step otherwise. */
+    progress: { enum: ['auto', 'bar', 'lines', 'none'], default: 'auto' },
+  },
+} as const;
+export type RunConfig = Infer<typeof RUN_SCHEMA>;
 
-export interface OptimizerConfig {
-  lr: number;
-  betas: [number, number];
-  eps: number;
-  weightDecay: number;
-  warmupSteps: number;
-  schedule: 'constant' | 'cosine';
-  maxGradNorm: number;
-}
+// maxGradNorm lives in the optimizer section of a run.
+const { maxGradNorm: _maxGradNorm, ...MODEL_FIELDS_OF_THE_RUN } = MODEL_FIELDS;
 
-export interface FrozenLakeTasksConfig {
-  kind: 'frozenlake';
-  size: number;
-  holeDensity: number;
-  slippery: boolean;
-  maxSteps: number;
-  /** FrozenLakeEnv's prompt style: 'short' for byte-level models from scratch. */
-  prompt: 'full' | 'short';
-  /** Map seeds trained on. */
-  trainSeeds: number[];
-  /** Map seeds evaluated greedily (default: the training maps). */
-  evalSeeds?: number[];
-  /**
-   * Answer-format warm-up before RL: supervised steps on answers drawn uniformly from the four
-   * moves whatever the map, so a model from scratch learns to answer with a move and nothing
-   * about which move is right. 0 = none.
-   */
-  formatWarmupSteps: number;
-  formatWarmupLr: number;
-}
+const MODEL_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /** A built-in size trained from scratch with the byte tokenizer... */
+    preset: { enum: MODEL_PRESET_NAMES },
+    /** ...or a Hugging Face model directory. */
+    path: { type: 'string', minLength: 1 },
+    /**
+     * With preset: a folder with the tokenizer.json the model reads (`swerl tokenizer train` makes
+     * one); the vocabulary is its size. Default: the byte tokenizer. A model directory (path) has its own.
+     */
+    tokenizer: { type: 'string', minLength: 1 },
+    ...MODEL_FIELDS_OF_THE_RUN,
+  },
+} as const;
+export type ModelConfig = Infer<typeof MODEL_SCHEMA>;
+
+const OPTIMIZER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...ADAMW_FIELDS,
+    warmupSteps: COUNT(0, 10_000_000, 0),
+    schedule: { enum: ['constant', 'cosine'], default: 'constant' },
+    maxGradNorm: MODEL_FIELDS.maxGradNorm,
+  },
+} as const;
+export type OptimizerConfig = Infer<typeof OPTIMIZER_SCHEMA>;
+
+const SEEDS = { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0, maximum: 0xffffffff } } as const;
+
+const FROZEN_LAKE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: {
+    kind: { const: 'frozenlake' },
+    size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
+    holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
+    slippery: { type: 'boolean', default: false },
+    maxSteps: COUNT(1, 1000, 10),
+    /** FrozenLakeEnv's prompt style: 'short' for byte-level models from scratch. */
+    prompt: { enum: ['full', 'short'], default: 'full' },
+    /** Map seeds trained on. */
+    trainSeeds: { ...SEEDS, default: [0, 1, 2, 3] },
+    /** Map seeds evaluated greedily (default: the training maps). */
+    evalSeeds: SEEDS,
+    /**
+     * Answer-format warm-up before RL: supervised steps on answers drawn uniformly from the four
+     * moves whatever the map, so a model from scratch learns to answer with a move and nothing
+     * about which move is right. 0 = none.
+     */
+    formatWarmupSteps: COUNT(0, 1_000_000, 0),
+    formatWarmupLr: { type: 'number', exclusiveMinimum: 0, maximum: MAX_LR, default: 1e-3 },
+  },
+} as const;
+export type FrozenLakeTasksConfig = Infer<typeof FROZEN_LAKE_SCHEMA>;
 
 /**
  * Generated tasks (swe-gen): `train` tasks of the train split and `heldout` of the held-out
  * split, written into tasks.path (default <run.dir>/tasks) when the run opens its tasks; the
- * held-out ones are the eval tasks unless evalIds names others. The rest are swe-gen's knobs.
+ * held-out ones are the eval tasks unless evalIds names others. The rest are swe-gen's knobs,
+ * checked by its parser (parseSweGenTaskOptions) when the config loads.
  */
-export interface SweGenerateConfig extends Partial<SweGenTaskOptions> {
-  train: number;
-  heldout: number;
-  /**
-   * Where the run's seeds start in each split (default 0): the train suite, or the curriculum's
-   * tiers, from train seed firstSeed on, the held-out suite from held-out seed firstSeed on.
-   * Runs with firstSeeds further apart than their task counts draw disjoint tasks.
-   */
-  firstSeed?: number;
-}
+const GENERATE_SCHEMA = {
+  type: 'object',
+  required: ['train', 'heldout'],
+  properties: {
+    train: COUNT(1, 1_000_000),
+    heldout: COUNT(0, 1_000_000),
+    /**
+     * Where the run's seeds start in each split (default 0): the train suite, or the curriculum's
+     * tiers, from train seed firstSeed on, the held-out suite from held-out seed firstSeed on.
+     * Runs with firstSeeds further apart than their task counts draw disjoint tasks.
+     */
+    firstSeed: COUNT(0, SEEDS_PER_SPLIT - 1),
+  },
+} as const;
+export type SweGenerateConfig = Omit<Infer<typeof GENERATE_SCHEMA>, keyof SweGenTaskOptions> & Partial<SweGenTaskOptions>;
 
-export interface SweTasksConfig {
-  kind: 'swe';
-  /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL (with generate: where the suites are written). */
+const SWE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: {
+    kind: { const: 'swe' },
+    /** A task folder suite, SWE-bench or R2E-Gym JSON/JSONL (with generate: where the suites are written). */
+    path: { type: 'string', minLength: 1 },
+    generate: GENERATE_SCHEMA,
+    /** Tiers of generated tasks, easiest first, advanced by a dev slice's resolve rate (lib/train/curriculum.ts); needs generate. */
+    curriculum: CURRICULUM_SCHEMA,
+    format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
+    /** A folder of git clones for dataset rows (DIR/owner__name at each row's base_commit). */
+    repos: { type: 'string', minLength: 1 },
+    /** The test command for dataset rows, overriding the row's and the built-in one. */
+    testCommand: { type: 'string', minLength: 1 },
+    /** Only these task ids. */
+    only: { type: 'array', minItems: 1, items: { type: 'string' } },
+    /** Held-out task ids evaluated instead of trained on. */
+    evalIds: { type: 'array', items: { type: 'string' } },
+    sandbox: { enum: SANDBOX_BACKENDS, default: 'local' },
+    /** The backend's options (lib/env/sandbox/options.ts), checked for the backend named when the config loads. */
+    sandboxOptions: { type: 'object', default: {} },
+    /** SweEnv's options (lib/env/swe-env.ts), checked by its parser when the config loads. */
+    env: { type: 'object', default: {} },
+  },
+} as const;
+/** The swe section resolved: its paths absolute, the sandbox's and the env's options checked and defaulted. */
+export type SweTasksConfig = Omit<Infer<typeof SWE_SCHEMA>, 'path' | 'generate' | 'sandboxOptions' | 'env'> & {
   path: string;
   generate?: SweGenerateConfig;
-  /** Tiers of generated tasks, easiest first, advanced by a dev slice's resolve rate (lib/train/curriculum.ts); needs generate. */
-  curriculum?: CurriculumConfig;
-  format?: 'swerl' | 'swe-bench' | 'r2e-gym';
-  /** A folder of git clones for dataset rows (DIR/owner__name at each row's base_commit). */
-  repos?: string;
-  /** The test command for dataset rows, overriding the row's and the built-in one. */
-  testCommand?: string;
-  /** Only these task ids. */
-  only?: string[];
-  /** Held-out task ids evaluated instead of trained on. */
-  evalIds?: string[];
-  sandbox: SandboxBackendName;
-  /** The backend's options (lib/env/sandbox/options.ts), checked for the backend named when the config loads. */
   sandboxOptions: ResolvedLocalOptions | ResolvedDockerOptions;
   env: SweEnvOptions;
-}
+};
 
 export type TasksConfig = FrozenLakeTasksConfig | SweTasksConfig;
 
-/** The rollout engine's fields, then the agent loop's (the budget warning comes from the task kind). */
-export interface RolloutConfig extends Omit<AgentLoopOptions, 'budgetWarning'> {
-  /** Tasks (groups) per training step. */
-  tasksPerStep: number;
-  /** n: samples per task. */
-  samplesPerTask: number;
-  /** Episodes (sandboxes) in flight. */
-  concurrency: number;
-  /** Generations in flight (0 = no bound beyond concurrency). */
-  generationConcurrency: number;
-  retries: number;
-  /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
-  allowNonPureSampling: boolean;
-  /**
-   * 'sync': collect, then learn. 'async': the next steps' rollouts are collected while the
-   * learner trains (lib/train/async-rollouts.ts), from weights at most maxStaleness steps old.
-   */
-  mode: 'sync' | 'async';
-  /** Async: how many training steps behind the trained weights a trajectory's sampler may be (0 = the sync schedule). */
-  maxStaleness: number;
-}
+/** Async rollouts' bound on the policy's age, in steps (rollout.maxStaleness). */
+const ROLLOUT_MAX_STALENESS_DEFAULT = 1;
 
-export interface EvalConfig {
-  /** Evaluate every k steps (and before the first and after the last); 0 = never. */
-  every: number;
-  /**
-   * The eval before the first step (step 0). Off for a run that starts from a checkpoint another
-   * run has just measured on the same tasks (a phase of a recipe): the same number again.
-   */
-  atStart: boolean;
-  /** Runs per eval task (greedy runs repeat exactly on deterministic envs). */
-  samples: number;
-  temperature: number;
-}
+/** The rollout engine's fields; the agent loop's follow in the same section (checked by its own parser). */
+const ROLLOUT_ENGINE_SCHEMA = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    /** Tasks (groups) per training step. */
+    tasksPerStep: COUNT(1, 100_000, 4),
+    /** n: samples per task. */
+    samplesPerTask: COUNT(1, 1024, 8),
+    /** Episodes (sandboxes) in flight. */
+    concurrency: COUNT(1, 4096, 8),
+    /** Generations in flight (0 = no bound beyond concurrency). */
+    generationConcurrency: COUNT(0, 4096, 0),
+    retries: COUNT(0, 100, 2),
+    /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
+    allowNonPureSampling: { type: 'boolean', default: false },
+    /**
+     * 'sync': collect, then learn. 'async': the next steps' rollouts are collected while the
+     * learner trains (lib/train/async-rollouts.ts), from weights at most maxStaleness steps old.
+     */
+    mode: { enum: ['sync', 'async'], default: 'sync' },
+    /** Async: how many training steps behind the trained weights a trajectory's sampler may be (0 = the sync schedule). */
+    maxStaleness: COUNT(0, 64, ROLLOUT_MAX_STALENESS_DEFAULT),
+  },
+} as const;
+type RolloutEngineFields = Infer<{ type: 'object'; properties: (typeof ROLLOUT_ENGINE_SCHEMA)['properties'] }>;
+/** The rollout engine's fields, then the agent loop's (the budget warning comes from the task kind). */
+export type RolloutConfig = RolloutEngineFields & Omit<AgentLoopOptions, 'budgetWarning'>;
+const parseRollout = optionsParser(ROLLOUT_ENGINE_SCHEMA);
+/** Every field of config.rollout: the engine's and the agent loop's (its parser fills every default). */
+const ROLLOUT_FIELDS = [...Object.keys(ROLLOUT_ENGINE_SCHEMA.properties), ...Object.keys(parseAgentLoopOptions({}, 'rollout')).filter((k) => k !== 'budgetWarning')];
+
+const EVAL_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /** Evaluate every k steps (and before the first and after the last); 0 = never. */
+    every: COUNT(0, 10_000_000, 0),
+    /**
+     * The eval before the first step (step 0). Off for a run that starts from a checkpoint another
+     * run has just measured on the same tasks (a phase of a recipe): the same number again.
+     */
+    atStart: { type: 'boolean', default: true },
+    /** Runs per eval task (greedy runs repeat exactly on deterministic envs). */
+    samples: COUNT(1, 1024, 1),
+    temperature: { ...TEMPERATURE_SCHEMA, default: 0 },
+  },
+} as const;
+export type EvalConfig = Infer<typeof EVAL_SCHEMA>;
 
 /**
  * Who samples the rollouts. 'native' (default): the learner itself, in this process. 'remote':
@@ -180,24 +229,29 @@ export interface EvalConfig {
  * learns; after every step the learner writes its weights under syncDir and every server loads
  * them. `launch: n` starts n swerl-serve servers on loopback for the run instead of `servers`.
  */
-export interface SamplerConfig {
-  kind: 'native' | 'remote';
-  servers: string[];
-  launch: number;
-  protocol: 'openai' | 'sglang';
-  model?: string;
-  routing: 'least-loaded' | 'round-robin';
-  weightUpdatePath: string;
-  /** Where the learner writes the weights the servers load (a path they can read). Default <run.dir>/sampler-weights. */
-  syncDir?: string;
-  /**
-   * The old logprobs of the loss: 'learner' (default, as verl does) recomputes them with the
-   * learner, so the ratio measures the policy's change only; 'sampler' keeps the servers'.
-   * The gap between the two is logged every step either way.
-   */
-  oldLogprobs: 'learner' | 'sampler';
-  requestTimeoutMs: number;
-}
+const SAMPLER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { enum: ['native', 'remote'], default: 'native' },
+    servers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
+    launch: { type: 'integer', minimum: 0, maximum: 64, default: 0 },
+    protocol: { enum: ['openai', 'sglang'], default: 'openai' },
+    model: { type: 'string', minLength: 1 },
+    routing: { enum: ['least-loaded', 'round-robin'], default: 'least-loaded' },
+    weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
+    /** Where the learner writes the weights the servers load (a path they can read). Default <run.dir>/sampler-weights. */
+    syncDir: { type: 'string', minLength: 1 },
+    /**
+     * The old logprobs of the loss: 'learner' (default, as verl does) recomputes them with the
+     * learner, so the ratio measures the policy's change only; 'sampler' keeps the servers'.
+     * The gap between the two is logged every step either way.
+     */
+    oldLogprobs: { enum: ['learner', 'sampler'], default: 'learner' },
+    requestTimeoutMs: COUNT(1, 86_400_000, 600_000),
+  },
+} as const;
+export type SamplerConfig = Infer<typeof SAMPLER_SCHEMA>;
 
 export interface TrainConfig {
   run: RunConfig;
@@ -227,209 +281,19 @@ export interface PretrainTrainConfig extends Omit<TrainConfig, 'tasks'> {
   pretrain: PretrainConfig;
 }
 
-/** Counts past these can only be typos (an integer 1e300 is still an integer). */
-const STEPS = { type: 'integer', minimum: 1, maximum: 10_000_000 };
-const COUNT = (minimum: number, maximum: number, dflt?: number) => ({ type: 'integer', minimum, maximum, ...(dflt !== undefined ? { default: dflt } : {}) });
-
-const parseRun = optionsParser<RunConfig>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['dir'],
-  properties: {
-    dir: { type: 'string', minLength: 1 },
-    steps: { ...STEPS, default: 20 },
-    seed: { type: 'integer', minimum: 0, maximum: 0xffffffff, default: 0 },
-    resume: { type: 'boolean', default: false },
-    checkpointEvery: { ...STEPS, default: 5 },
-    keepCheckpoints: COUNT(1, 1000, 2),
-    saveTrajectories: { type: 'boolean', default: true },
-    plots: { type: 'boolean', default: true },
-    progress: { enum: ['auto', 'bar', 'lines', 'none'], default: 'auto' },
-  },
-});
-
-// maxGradNorm lives in the optimizer section of a run.
-const { maxGradNorm: _maxGradNorm, ...MODEL_FIELDS_OF_THE_RUN } = MODEL_FIELDS;
-
-const parseModel = optionsParser<ModelConfig>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    preset: { enum: Object.keys(MODEL_PRESETS) },
-    path: { type: 'string', minLength: 1 },
-    tokenizer: { type: 'string', minLength: 1 },
-    ...MODEL_FIELDS_OF_THE_RUN,
-  },
-});
-
-const parseOptimizer = optionsParser<OptimizerConfig>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    ...ADAMW_FIELDS,
-    warmupSteps: COUNT(0, 10_000_000, 0),
-    schedule: { enum: ['constant', 'cosine'], default: 'constant' },
-    maxGradNorm: MODEL_FIELDS.maxGradNorm,
-  },
-});
-
-const SEEDS = { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0, maximum: 0xffffffff } };
-
-const parseFrozenLake = optionsParser<FrozenLakeTasksConfig>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind'],
-  properties: {
-    kind: { const: 'frozenlake' },
-    size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
-    holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
-    slippery: { type: 'boolean', default: false },
-    maxSteps: COUNT(1, 1000, 10),
-    prompt: { enum: ['full', 'short'], default: 'full' },
-    trainSeeds: { ...SEEDS, default: [0, 1, 2, 3] },
-    evalSeeds: SEEDS,
-    formatWarmupSteps: COUNT(0, 1_000_000, 0),
-    formatWarmupLr: { type: 'number', exclusiveMinimum: 0, maximum: MAX_LR, default: 1e-3 },
-  },
-});
-
-const parseSwe = optionsParser<Omit<SweTasksConfig, 'env' | 'path'> & { env: object; path?: string }>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind'],
-  properties: {
-    kind: { const: 'swe' },
-    path: { type: 'string', minLength: 1 },
-    // swe-gen's own knobs are checked by its parser (parseSweGenTaskOptions) when the config loads.
-    generate: {
-      type: 'object',
-      required: ['train', 'heldout'],
-      properties: { train: COUNT(1, 1_000_000), heldout: COUNT(0, 1_000_000), firstSeed: COUNT(0, SEEDS_PER_SPLIT - 1) },
-    },
-    curriculum: CURRICULUM_SCHEMA,
-    format: { enum: ['swerl', 'swe-bench', 'r2e-gym'] },
-    repos: { type: 'string', minLength: 1 },
-    testCommand: { type: 'string', minLength: 1 },
-    only: { type: 'array', minItems: 1, items: { type: 'string' } },
-    evalIds: { type: 'array', items: { type: 'string' } },
-    sandbox: { enum: SANDBOX_BACKENDS, default: 'local' },
-    sandboxOptions: { type: 'object', default: {} },
-    env: { type: 'object', default: {} },
-  },
-});
-
-/** Async rollouts' bound on the policy's age, in steps (rollout.maxStaleness). */
-const ROLLOUT_MAX_STALENESS_DEFAULT = 1;
-
-const ROLLOUT_ENGINE_FIELDS = {
-  tasksPerStep: COUNT(1, 100_000, 4),
-  samplesPerTask: COUNT(1, 1024, 8),
-  concurrency: COUNT(1, 4096, 8),
-  generationConcurrency: COUNT(0, 4096, 0),
-  retries: COUNT(0, 100, 2),
-  allowNonPureSampling: { type: 'boolean', default: false },
-  mode: { enum: ['sync', 'async'], default: 'sync' },
-  maxStaleness: COUNT(0, 64, ROLLOUT_MAX_STALENESS_DEFAULT),
-};
-// The agent loop's fields follow in the same section (checked by its own parser).
-const parseRollout = optionsParser<Omit<RolloutConfig, keyof AgentLoopOptions> & Record<string, unknown>>({
-  type: 'object',
-  additionalProperties: true,
-  properties: ROLLOUT_ENGINE_FIELDS,
-});
-/** Every field of config.rollout: the engine's and the agent loop's (its parser fills every default). */
-const ROLLOUT_FIELDS = [...Object.keys(ROLLOUT_ENGINE_FIELDS), ...Object.keys(parseAgentLoopOptions({}, 'rollout')).filter((k) => k !== 'budgetWarning')];
-
-const parseEval = optionsParser<EvalConfig>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    every: COUNT(0, 10_000_000, 0),
-    atStart: { type: 'boolean', default: true },
-    samples: COUNT(1, 1024, 1),
-    temperature: { ...TEMPERATURE_SCHEMA, default: 0 },
-  },
-});
-
-const parseSampler = optionsParser<SamplerConfig>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    kind: { enum: ['native', 'remote'], default: 'native' },
-    servers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
-    launch: { type: 'integer', minimum: 0, maximum: 64, default: 0 },
-    protocol: { enum: ['openai', 'sglang'], default: 'openai' },
-    model: { type: 'string', minLength: 1 },
-    routing: { enum: ['least-loaded', 'round-robin'], default: 'least-loaded' },
-    weightUpdatePath: { type: 'string', pattern: '^/', default: '/update_weights_from_disk' },
-    syncDir: { type: 'string', minLength: 1 },
-    oldLogprobs: { enum: ['learner', 'sampler'], default: 'learner' },
-    requestTimeoutMs: COUNT(1, 86_400_000, 600_000),
-  },
-});
-
-const parseAlgorithmOverrides = optionsParser<Partial<AlgorithmConfig> & { preset: AlgorithmPreset }>({
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    preset: { enum: [...ALGORITHM_PRESETS], default: 'grpo++' },
-    estimator: { enum: ['grpo', 'drgrpo', 'rloo'] },
-    truncation: { enum: ['mask', 'penalize', 'none'] },
-    turnPenalty: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['threshold', 'maxTurns'],
-      properties: { threshold: COUNT(0, 100_000), maxTurns: COUNT(1, 100_000) },
-    },
-    groupFilter: { enum: ['none', 'informative', 'nonzero-advantage'] },
-    resampleRounds: COUNT(0, 100),
-    overlong: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      required: ['maxLength', 'bufferLength'],
-      properties: { maxLength: COUNT(1, 2 ** 24), bufferLength: COUNT(1, 2 ** 24) },
-    },
-    aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] },
-    normLength: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 24 },
-    // The loss's fields and bounds are the loss's (lib/math/policy-loss.ts); null turns kl off.
-    clipLow: LOSS_FIELDS.clipLow,
-    clipHigh: LOSS_FIELDS.clipHigh,
-    dualClip: LOSS_FIELDS.dualClip,
-    entropyCoef: LOSS_FIELDS.entropyCoef,
-    kl: { ...LOSS_FIELDS.kl, type: ['object', 'null'] },
-    miniBatches: COUNT(1, 100_000),
-    epochs: COUNT(1, 100),
-    rejection: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      required: ['epochs', 'sequencesPerStep'],
-      properties: { epochs: COUNT(1, 100), sequencesPerStep: COUNT(1, 100_000) },
-    },
-  },
-});
+const parseRun = optionsParser(RUN_SCHEMA);
+const parseModel = optionsParser(MODEL_SCHEMA);
+const parseOptimizer = optionsParser(OPTIMIZER_SCHEMA);
+const parseFrozenLake = optionsParser(FROZEN_LAKE_SCHEMA);
+const parseSwe = optionsParser(SWE_SCHEMA);
+const parseEval = optionsParser(EVAL_SCHEMA);
+const parseSampler = optionsParser(SAMPLER_SCHEMA);
 
 function section(raw: Record<string, unknown>, key: string): unknown {
   const value = raw[key];
   if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value)))
     throw invalidArg(`config.${key}`, 'must be an object');
   return value;
-}
-
-/** The algorithm: the preset's fields under the config's overrides, budgets filled in. */
-function resolveAlgorithm(raw: unknown, responseBudget: number): AlgorithmConfig {
-  const overrides = parseAlgorithmOverrides(raw, 'config.algorithm');
-  const preset = PRESETS[overrides.preset];
-  const algorithm: AlgorithmConfig = { ...structuredClone(preset), ...overrides };
-  algorithm.normLength ??= responseBudget;
-  if (algorithm.overlong && algorithm.overlong.maxLength === 0) {
-    // DAPO: a buffer of a fifth of the budget (4096 of 20480 in the paper).
-    algorithm.overlong = { maxLength: responseBudget, bufferLength: Math.max(1, Math.floor(responseBudget / 5)) };
-  }
-  if (algorithm.turnPenalty.threshold >= algorithm.turnPenalty.maxTurns)
-    throw invalidArg('config.algorithm.turnPenalty', `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
-  if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
-    throw invalidArg('config.algorithm.overlong.bufferLength', `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
-  return algorithm;
 }
 
 /**

@@ -12,44 +12,20 @@
  * too, so that it does not spend steps on a tier the policy has already learned.
  */
 import { invalidArg } from '../errors.js';
-import { BUG_KINDS, type BugKind } from '../env/tasks/swe-gen/bugs.js';
-import { parseSweGenTaskOptions, type Range, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
-import { LANGUAGES, type Language } from '../env/tasks/swe-gen/program.js';
-import type { TaskRef } from './task-source.js';
+import { BUG_KINDS } from '../env/tasks/swe-gen/bugs.js';
+import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
+import { LANGUAGES } from '../env/tasks/swe-gen/program.js';
+import type { Infer, Input } from '../schema.js';
+import type { TaskRef } from '../env/tasks/task.js';
 
-export interface CurriculumTierConfig {
-  name: string;
-  kinds?: BugKind[];
-  languages?: Language[];
-  functions?: Range;
-  lines?: Range;
-}
-
-export interface CurriculumConfig {
-  /** Easiest first; the last is usually the full distribution (a tier of no knobs: the generate knobs). */
-  tiers: CurriculumTierConfig[];
-  /** The dev slice's greedy resolve rate at which the next tier takes over (0: at every check, a fixed schedule). */
-  advanceAt: number;
-  /** Dev tasks per tier: train-split seeds after the tier's pool, never trained on. */
-  devTasks: number;
-  /** Steps between checks of the dev slice. */
-  checkEvery: number;
-  /** The tier a fresh run starts in (a later phase going on from where an earlier one got to); a resumed run goes on in its own. */
-  startTier?: string;
-  /**
-   * Before a fresh run's first step, play the dev slices from the start tier on, taking the next
-   * tier while one passes advanceAt: the run starts where the policy still fails some tasks.
-   */
-  placement?: boolean;
-}
-
-const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } };
+const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } } as const;
 
 export const CURRICULUM_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['tiers'],
   properties: {
+    /** Easiest first; the last is usually the full distribution (a tier of no knobs: the generate knobs). */
     tiers: {
       type: 'array',
       minItems: 1,
@@ -60,6 +36,7 @@ export const CURRICULUM_SCHEMA = {
         required: ['name'],
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 64 },
+          // Kinds and languages are checked by name in tierOptions, which says which ones exist.
           kinds: { type: 'array', items: { type: 'string' }, minItems: 1, uniqueItems: true },
           languages: { type: 'array', items: { type: 'string' }, minItems: 1, uniqueItems: true },
           functions: RANGE,
@@ -67,13 +44,26 @@ export const CURRICULUM_SCHEMA = {
         },
       },
     },
+    /** The dev slice's greedy resolve rate at which the next tier takes over (0: at every check, a fixed schedule). */
     advanceAt: { type: 'number', minimum: 0, maximum: 1, default: 0.5 },
+    /** Dev tasks per tier: train-split seeds after the tier's pool, never trained on. */
     devTasks: { type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
+    /** Steps between checks of the dev slice. */
     checkEvery: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2 },
+    /** The tier a fresh run starts in (a later phase going on from where an earlier one got to); a resumed run goes on in its own. */
     startTier: { type: 'string', minLength: 1, maxLength: 64 },
+    /**
+     * Before a fresh run's first step, play the dev slices from the start tier on, taking the next
+     * tier while one passes advanceAt: the run starts where the policy still fails some tasks.
+     */
     placement: { type: 'boolean', default: false },
   },
 } as const;
+/** A curriculum as resolved (every default filled). */
+export type CurriculumConfig = Infer<typeof CURRICULUM_SCHEMA>;
+/** A curriculum as a config may give it (advanceAt, devTasks, checkEvery and placement defaulted). */
+export type CurriculumInput = Input<typeof CURRICULUM_SCHEMA>;
+export type CurriculumTierConfig = CurriculumConfig['tiers'][number];
 
 /** Each tier's swe-gen knobs: the generate knobs under the tier's. Unknown kinds or languages are refused by name. */
 export function tierOptions(curriculum: CurriculumConfig, generate: Partial<SweGenTaskOptions>, field = 'config.tasks.curriculum'): SweGenTaskOptions[] {

@@ -1,13 +1,8 @@
 /**
  * Where a run starts and how its state is kept: the last checkpoint when resuming (its trainer
  * state and metrics rows with it), else a fresh policy, warmed up when asked, saved as step 0
- * (the KL reference and the first resume point); and the stop that a non-finite loss makes,
- * naming the last good checkpoint.
+ * (the KL reference and the first resume point).
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
-
-import { SwerlError } from '../errors.js';
 import { assertWithinContext } from '../model/rope-scaling.js';
 import { NativePolicy } from '../model/native-policy.js';
 import type { NativePolicyLoadOptions } from '../model/native-policy-options.js';
@@ -15,10 +10,9 @@ import { agentOptions } from './collect.js';
 import { loadConfiguredModel } from './configured-model.js';
 import type { TrainConfig } from './config.js';
 import { formatWarmup } from './format-warmup.js';
-import type { TrainEvent } from './progress.js';
-import type { RunDirectory, TrainerState } from './run-dir.js';
+import type { RunDirectory } from './run-dir.js';
+import type { RunShell, ResumePoint } from './run.js';
 import type { TaskSource } from './task-source.js';
-import type { TrainSummary } from './trainer.js';
 
 /**
  * NativePolicy's options from a config's model and optimizer sections (RL or SFT); a cosine
@@ -52,11 +46,7 @@ export function policyOptions(config: Pick<TrainConfig, 'model' | 'optimizer' | 
   };
 }
 
-export interface StartingPoint {
-  policy: NativePolicy;
-  state: TrainerState;
-  /** metrics.jsonl's rows up to the state's step (the rows of steps never saved are dropped). */
-  metricsRows: Record<string, unknown>[];
+export interface StartingPoint extends ResumePoint {
   resumed: boolean;
 }
 
@@ -64,26 +54,10 @@ export interface StartingPoint {
  * The last checkpoint when run.resume finds one, else a fresh policy saved as step 0. A stop
  * during the warm-up rejects with ERR_SWERL_ABORTED, having saved nothing.
  */
-export async function startingPoint(
-  config: TrainConfig,
-  source: TaskSource,
-  dir: RunDirectory,
-  optimizerSteps: number,
-  emit: (e: TrainEvent) => void,
-  signal: AbortSignal | undefined,
-): Promise<StartingPoint> {
-  const { run } = config;
-  await dir.pruneCheckpoints(run.keepCheckpoints + 1);
-  const checkpoints = run.resume ? await dir.checkpointSteps() : [];
-  if (checkpoints.length > 0) {
-    const step = checkpoints.at(-1)!;
-    const policy = await NativePolicy.load(dir.checkpointDir(step), policyOptions(config, optimizerSteps, true));
-    const saved = await fs.readFile(path.join(dir.checkpointDir(step), 'swerl_state.json'), 'utf8');
-    const state = (JSON.parse(saved) as { extra?: { trainer?: TrainerState } }).extra?.trainer ?? { step, elapsedSeconds: 0 };
-    return { policy, state, metricsRows: await dir.truncateTo(state.step), resumed: true };
-  }
-  await dir.truncateTo(0);
-  const policy = await initialPolicy(config, source, dir, optimizerSteps, emit, signal);
+export async function startingPoint(config: TrainConfig, source: TaskSource, shell: RunShell, optimizerSteps: number, signal: AbortSignal | undefined): Promise<StartingPoint> {
+  const resumed = await shell.resumePoint(policyOptions(config, optimizerSteps, true));
+  if (resumed) return { ...resumed, resumed: true };
+  const policy = await initialPolicy(config, source, shell, optimizerSteps, signal);
   return { policy, state: { step: 0, elapsedSeconds: 0 }, metricsRows: [], resumed: false };
 }
 
@@ -91,14 +65,6 @@ export async function startingPoint(
 export async function referencePolicy(config: TrainConfig, dir: RunDirectory, optimizerSteps: number): Promise<NativePolicy | undefined> {
   return config.algorithm.kl ? NativePolicy.load(dir.checkpointDir(0), policyOptions(config, optimizerSteps, false)) : undefined;
 }
-
-/** Saves a step's checkpoint with the trainer's state; keeps the newest run.keepCheckpoints. */
-export async function saveCheckpoint(policy: NativePolicy, dir: RunDirectory, state: TrainerState, keep: number): Promise<string> {
-  await policy.save(dir.checkpointDir(state.step), { extra: { trainer: state } });
-  await dir.pruneCheckpoints(keep);
-  return dir.checkpointDir(state.step);
-}
-
 
 /**
  * A data-parallel rank other than 0: the config's model, whose weights and optimizer state
@@ -109,7 +75,8 @@ export function followerPolicy(config: TrainConfig, optimizerSteps: number): Pro
 }
 
 /** A fresh policy: from a preset or a model directory, warmed up when asked, saved as step 0. */
-async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDirectory, optimizerSteps: number, emit: (e: TrainEvent) => void, signal: AbortSignal | undefined): Promise<NativePolicy> {
+async function initialPolicy(config: TrainConfig, source: TaskSource, shell: RunShell, optimizerSteps: number, signal: AbortSignal | undefined): Promise<NativePolicy> {
+  const { dir, emit } = shell;
   const options = policyOptions(config, optimizerSteps, false);
   const fresh = await loadConfiguredModel(config.model, options);
   if (config.model.path !== undefined) {
@@ -146,32 +113,4 @@ async function initialPolicy(config: TrainConfig, source: TaskSource, dir: RunDi
   await fresh.save(dir.checkpointDir(0), { optimizer: false, extra: { trainer: { step: 0, elapsedSeconds: 0 } } });
   fresh.dispose();
   return NativePolicy.load(dir.checkpointDir(0), options);
-}
-
-/**
- * A non-finite loss or gradient ends the run: the step is not saved, so the last checkpoint is
- * the last good state, and the error says where it is and what to change before resuming.
- */
-export async function numericStop(error: unknown, step: number, dir: RunDirectory, knobs = 'optimizer.lr or algorithm.entropyCoef', ownsRunDir = true): Promise<unknown> {
-  if (!(error instanceof SwerlError) || error.code !== 'ERR_SWERL_NUMERIC') return error;
-  // A data-parallel follower does not read the run directory (rank 0's, maybe on another node).
-  const last = ownsRunDir ? (await dir.checkpointSteps()).at(-1) : undefined;
-  const where = !ownsRunDir ? 'rank 0 names the last good checkpoint' : last === undefined ? 'no checkpoint was saved yet' : `the last good checkpoint is ${dir.checkpointDir(last)} (step ${last})`;
-  return new SwerlError(
-    'ERR_SWERL_NUMERIC',
-    `step ${step}: ${error.message}; the run stopped and this step was not saved; ${where}. ` +
-      `Lower ${knobs}, keep optimizer.maxGradNorm on, or use computeDtype bfloat16 instead of float16; then resume with run.resume: true`,
-  );
-}
-
-/**
- * The end of a run that trains without rollouts (SFT, pretraining): says whether it stopped or
- * finished, then writes its summary with its last checkpoint, and returns it.
- */
-export async function finishRun<S extends TrainSummary>(dir: RunDirectory, emit: (event: TrainEvent) => void, stopReason: string, summary: Omit<S, 'checkpoint'>): Promise<S> {
-  emit(summary.stopped ? { type: 'stopped', step: summary.steps, reason: stopReason } : { type: 'done', step: summary.steps });
-  const checkpoints = await dir.checkpointSteps();
-  const full = { ...summary, ...(checkpoints.length ? { checkpoint: dir.checkpointDir(checkpoints.at(-1)!) } : {}) } as S;
-  await dir.writeSummary(full);
-  return full;
 }

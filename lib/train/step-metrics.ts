@@ -9,6 +9,7 @@ import type { TrainStepResult } from '../model/native-policy.js';
 import type { NativePrefixCacheStats } from '../native.js';
 import { mean } from '../util/stats.js';
 import { solveCounts, type ShapedBatch } from './batch.js';
+import type { RejectionStep } from './rft/learn.js';
 
 export function stepMetrics(
   step: number,
@@ -22,7 +23,7 @@ export function stepMetrics(
    * they took to collect, beside the training (the rates' denominator when given).
    */
   time: { rolloutSeconds: number; trainSeconds: number; collectSeconds?: number },
-): Record<string, unknown> {
+) {
   const collecting = time.collectSeconds ?? time.rolloutSeconds;
   const rewards = trajectories.map((t) => t.reward);
   const solve = solveCounts(trajectories);
@@ -73,9 +74,25 @@ export function stepMetrics(
       tokensPerSecondTrain: results.length ? results.reduce((s, r) => s + r.tokens, 0) / time.trainSeconds : NaN,
       episodesPerSecond: trajectories.length / collecting,
       sampledTokensPerSecond: sampled / collecting,
-    },
+    } as Record<string, number>,
   };
 }
+
+/**
+ * One RL step's row of metrics.jsonl: what every step reports (stepMetrics), then what some
+ * steps add. The trainer fills these; the plots, the tracker and the viewer read them.
+ */
+export type StepRow = ReturnType<typeof stepMetrics> & {
+  prefixCache?: Record<string, number>;
+  /** Rejection fine-tuning's round: what was sampled, resolved and kept. */
+  rejection?: RejectionStep['round'];
+  async?: { maxStaleness: number; staleness: { mean: number; max: number }; dropped: number; waitSeconds: number; collectSeconds: number };
+  sampler?: { gapMean: number; gapMax: number; tokens: number; syncSeconds: number; weightVersion: number };
+  curriculum?: Record<string, unknown>;
+  eval?: { success: number; seconds: number };
+  parallel?: { worldSize: number };
+  warnings?: string[];
+};
 
 /**
  * Warns when the policy is not learning: entropy at ln V (uniform over the vocabulary) and a
@@ -86,8 +103,8 @@ const STALL_STEPS = 3;
 export class LearningStallDetector {
   private run = 0;
 
-  observe(metrics: Record<string, unknown>, vocabSize: number): string | null {
-    const loss = metrics.loss as { entropy: number; gradNorm: number };
+  observe(metrics: StepRow, vocabSize: number): string | null {
+    const { loss } = metrics;
     const uniform = loss.entropy >= 0.98 * Math.log(vocabSize);
     this.run = uniform && loss.gradNorm < 1e-8 ? this.run + 1 : 0;
     if (this.run !== STALL_STEPS) return null;
@@ -101,7 +118,7 @@ export class LearningStallDetector {
  * was over the budget (they end before anything is sampled), more than half the trajectories
  * filtered, no token reaching the loss, no optimizer step.
  */
-export function stepWarnings(trajectories: readonly Trajectory[], metrics: Record<string, unknown>, promptBudget: number): string[] {
+export function stepWarnings(trajectories: readonly Trajectory[], metrics: StepRow, promptBudget: number): string[] {
   const warnings: string[] = [];
   const n = trajectories.length;
   const overBudget = trajectories.filter((t) => t.termination === 'max_context' && t.turns.length === 0);
@@ -112,16 +129,14 @@ export function stepWarnings(trajectories: readonly Trajectory[], metrics: Recor
         `raise it to at least ${longest}, or shorten the task prompts`,
     );
   }
-  const filtered = metrics.filtered as number;
+  const { filtered, loss, rejection } = metrics;
   if (n > 0 && filtered > n / 2) {
-    const reasons = Object.entries(metrics.terminations as Record<string, number>).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    const reasons = Object.entries(metrics.terminations).map(([reason, count]) => `${reason} ${count}`).join(', ');
     warnings.push(
       `${filtered} of ${n} trajectories were filtered out of the loss (terminations: ${reasons}); ` +
         'raise rollout.responseBudget, rollout.maxTurns or rollout.trajectoryTimeoutMs, or set algorithm.truncation',
     );
   }
-  const loss = metrics.loss as { lossTokens: number; optimizerSteps: number };
-  const rejection = metrics.rejection as { resolved: number; examples: number } | undefined;
   if (rejection && rejection.examples === 0) {
     warnings.push(
       `no trajectory was kept to fine-tune on (${rejection.resolved} of ${n} resolved their task${rejection.resolved > 0 ? ', and every turn of those broke the action format' : ''}), ` +

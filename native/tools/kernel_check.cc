@@ -26,6 +26,7 @@
 
 #include "core/cuda_build.h"
 #include "loss/loss.h"
+#include "loss_cases.h"
 #include "math/advantages.h"
 #include "math/cuda_math.h"
 #include "math/token_weights.h"
@@ -66,7 +67,7 @@ struct Case {
 };
 
 std::vector<Case> option_cases() {
-  LossOptions everything;
+  LossOptions everything = grpo_pp_case();
   everything.clip_low = 0.1;
   everything.clip_high = INFINITY;
   everything.dual_clip = 2.5;
@@ -74,13 +75,13 @@ std::vector<Case> option_cases() {
   everything.entropy_coef = 0.02;
   everything.kl_coef = 0.1;
   everything.kl_kind = KlKind::K3;
-  LossOptions nll;  // SFT: the negative log-likelihood, with an entropy bonus and a KL term
+  LossOptions nll = grpo_pp_case();  // SFT: the negative log-likelihood, with an entropy bonus and a KL term
   nll.objective = Objective::Nll;
   nll.temperature = 0.8;
   nll.entropy_coef = 0.01;
   nll.kl_coef = 0.05;
   nll.kl_kind = KlKind::K2;
-  return {{"GRPO++ defaults", LossOptions{}}, {"everything on", everything}, {"NLL (SFT)", nll}};
+  return {{"GRPO++", grpo_pp_case()}, {"everything on", everything}, {"NLL (SFT)", nll}};
 }
 
 // Inputs of one fused-loss problem, on the CPU, operands already rounded to dtype.
@@ -311,7 +312,7 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
 
   // accumulate_grad_weight adds into what grad_weight holds.
   {
-    const LossOptions o;
+    const LossOptions o = grpo_pp_case();
     const Inputs in = make_inputs(gen, 50, 16, 777, at::kFloat, 2.0, o);
     const at::Tensor start = at::randn({777, 16}, gen, at::kDouble).to(at::kFloat);
     const Run r = run_fused(in, o, device, 16, 256, true, start);
@@ -322,7 +323,7 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
 
   // A caller's buffer of the wrong shape is refused, by name.
   {
-    const LossOptions o;
+    const LossOptions o = grpo_pp_case();
     const Inputs in = make_inputs(gen, 8, 4, 50, at::kFloat, 2.0, o);
     FusedForwardBuffers bad;
     bad.lse = at::empty({7}, at::TensorOptions().dtype(at::kFloat).device(device));
@@ -339,7 +340,7 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
   // The other half is weighted with A > 0 and no upper clip, so none of it can be zero too
   // (random inputs left all 20 masked or clipped for some seeds).
   {
-    LossOptions o;
+    LossOptions o = grpo_pp_case();
     o.clip_high = std::numeric_limits<double>::infinity();
     Inputs in = make_inputs(gen, 40, 16, 500, at::kBFloat16, 2.0, o);
     in.tokens.advantages.narrow(0, 0, 20).zero_();
@@ -353,7 +354,7 @@ void check_fused_loss(const at::Device& device, at::Generator& gen, bool large) 
 
   if (large) {
     // T = 65536 at Qwen3's vocabulary: every output finite; per-row results on sampled rows.
-    const LossOptions o;
+    const LossOptions o = grpo_pp_case();
     const int64_t T = 65536, H = 128, V = 151936;
     const Inputs in = make_inputs(gen, T, H, V, at::kBFloat16, 2.0, o);
     const auto start = std::chrono::steady_clock::now();

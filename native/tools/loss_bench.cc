@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "loss/loss.h"
+#include "loss_cases.h"
 #include "tool_args.h"
 
 namespace {
@@ -92,7 +93,7 @@ Problem make_problem(int64_t T, int64_t H, int64_t V) {
   p.in.weights = at::full({T}, 1.0 / double(T), at::kFloat);
   // On-policy old logprobs (ratio 1): every token is active in the backward, the worst case.
   p.in.old_logprobs = at::zeros({T}, at::kFloat);
-  p.in.old_logprobs = fused_linear_policy_loss_forward(p.hidden, p.weight, p.in, LossOptions{}, FusedChunks{2048, 16384, true}).logprobs.cpu();
+  p.in.old_logprobs = fused_linear_policy_loss_forward(p.hidden, p.weight, p.in, grpo_pp_case(), FusedChunks{2048, 16384, true}).logprobs.cpu();
   return p;
 }
 
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
   std::printf("%6s %6s | %9s %9s %9s %7s %9s | %9s %7s %9s | %9s %7s\n", "H", "T", "fwd ms", "bwd ms",
               "full ms", "TFLOP/s", "extra MiB", "eager ms", "TFLOP/s", "extra MiB", "cuBLAS ms", "TFLOP/s");
   std::ostringstream rows;
-  const LossOptions options;
+  const LossOptions options = grpo_pp_case();
   const FusedChunks chunks{2048, 16384, true};
   for (const int64_t H : c.hidden) {
     for (const int64_t T : c.tokens) {

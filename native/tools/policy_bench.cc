@@ -38,6 +38,7 @@
 #include "core/profile.h"
 #include "model/policy.h"
 #include "tool_args.h"
+#include "loss_cases.h"
 
 namespace {
 
@@ -202,6 +203,7 @@ int main(int argc, char** argv) try {
       }
     }
     TrainOptions options;
+    options.loss = grpo_pp_case();
     options.micro_batch_tokens = 16384;
     options.adamw.lr = 1e-6;
     batch.old_logprobs = policy.logprobs(batch.sequences, 1.0, options.micro_batch_tokens, true);

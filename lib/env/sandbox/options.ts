@@ -4,122 +4,99 @@
  * loaded, and each backend resolves the same schema when it starts.
  */
 import { invalidArg } from '../../errors.js';
-import { optionsParser, type OptionsParser } from '../../schema.js';
-import { parseEndpointUrl, type TlsFiles } from './docker-endpoint.js';
-import { LABEL_PATTERN, LIMITS_SCHEMA, type SandboxLimits } from './sandbox.js';
+import { optionsParser, type Infer, type Input, type OptionsParser } from '../../schema.js';
+import { parseEndpointUrl } from './docker-endpoint.js';
+import { LABEL_PATTERN, LIMITS_SCHEMA } from './sandbox.js';
 
 export const SANDBOX_BACKENDS = ['local', 'docker'] as const;
 export type SandboxBackendName = (typeof SANDBOX_BACKENDS)[number];
 
-/** The options both backends take. */
-interface CommonOptions {
-  /** Default run label (reapers select on it). Default: "swerl". */
-  label?: string;
-  limits?: Partial<SandboxLimits>;
-  /** Extra host paths made visible, read-only, at the same path (e.g. a toolchain in /opt). */
-  readOnlyBinds?: string[];
-}
+/** The options both backends take. Docker binds are "host:container[:mode]": a path with a colon cannot be one. */
+const commonProperties = <const P extends string>(bindPattern: P) =>
+  ({
+    /** Default run label (reapers select on it). */
+    label: { type: 'string', pattern: LABEL_PATTERN.source, default: 'swerl' },
+    limits: { ...LIMITS_SCHEMA, default: {} },
+    /** Extra host paths made visible, read-only, at the same path (e.g. a toolchain in /opt). */
+    readOnlyBinds: { type: 'array', items: { type: 'string', pattern: bindPattern }, default: [] },
+  }) as const;
 
-export interface LocalSandboxOptions extends CommonOptions {
-  /**
-   * Host folder holding sandbox state. Default: $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes-<uid>
-   * (this user's own, made 0700). It must be writable and, unless running as root, this user's:
-   * the backend refuses anything else when it is created (ERR_SWERL_SANDBOX).
-   */
-  root?: string;
-}
-
-/** One Docker host of several. */
-export interface DockerHostOptions {
-  /** unix:///path/to/docker.sock or tcp://host:port (TLS when `tls` is given; port default 2375, 2376 with TLS). */
-  url: string;
-  /** PEM files, read at each connection: the CA that signed the daemon's certificate (default: the system's), and the client's certificate and key. */
-  tls?: TlsFiles;
-  /** Sandboxes this host may hold at once. Default: maxSandboxesPerHost. */
-  maxSandboxes?: number;
-  /**
-   * A Podman host on another machine: the path, on that machine, of the sandboxes' seccomp
-   * profile (`swerl sandbox seccomp-profile` writes it). Podman's API takes the profile only as
-   * a file; Docker takes it inline and a Podman on this machine gets a file written here.
-   */
-  seccompProfile?: string;
-}
-
-export interface DockerSandboxOptions extends CommonOptions {
-  /**
-   * The API's unix socket, for one host. Default: $DOCKER_HOST (unix://, or tcp:// with the
-   * docker CLI's DOCKER_TLS_VERIFY and DOCKER_CERT_PATH); without it, /var/run/docker.sock,
-   * then Podman's default socket.
-   */
-  socketPath?: string;
-  /**
-   * Several hosts (instead of socketPath): each a URL or { url, tls, maxSandboxes }. Each
-   * sandbox goes to the reachable host holding the fewest, under its limit.
-   */
-  hosts?: (string | DockerHostOptions)[];
-  /** Sandboxes each host may hold at once; a create waits for a free slot. Default: no limit. */
-  maxSandboxesPerHost?: number;
-  /** How long a host that failed is left alone before it is pinged again, in ms. Default: 10 s. */
-  healthCheckMs?: number;
-  /** Bind the host's /usr, /etc (and /bin, /lib… where folders) read-only into base-image sandboxes. Default: true. */
-  hostBinds?: boolean;
-  /** The swerl base image's name (built by ensureBaseImage). Default: localhost/swerl-base:1. */
-  baseImage?: string;
-  /** CPUs each sandbox may use (cgroup quota). Default: no limit. */
-  cpus?: number;
-}
-
-type Resolved<T> = Required<Omit<T, 'limits'>> & { limits: SandboxLimits };
-export type ResolvedLocalOptions = Omit<Resolved<LocalSandboxOptions>, 'root'> & { root?: string };
-export type ResolvedDockerOptions = Omit<Resolved<DockerSandboxOptions>, 'socketPath' | 'cpus' | 'hosts' | 'maxSandboxesPerHost'> &
-  Pick<DockerSandboxOptions, 'socketPath' | 'cpus' | 'maxSandboxesPerHost'> & { hosts?: DockerHostOptions[] };
-
-/** Docker binds are "host:container[:mode]": a path with a colon cannot be one. */
-const commonProperties = (bindPattern: string) => ({
-  label: { type: 'string', pattern: LABEL_PATTERN.source, default: 'swerl' },
-  limits: { ...LIMITS_SCHEMA, default: {} },
-  readOnlyBinds: { type: 'array', items: { type: 'string', pattern: bindPattern }, default: [] },
-});
-
-export const parseLocalOptions: OptionsParser<ResolvedLocalOptions> = optionsParser<ResolvedLocalOptions>({
+const LOCAL_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /**
+     * Host folder holding sandbox state. Default: $SWERL_SANDBOX_ROOT or <tmpdir>/swerl-sandboxes-<uid>
+     * (this user's own, made 0700). It must be writable and, unless running as root, this user's:
+     * the backend refuses anything else when it is created (ERR_SWERL_SANDBOX).
+     */
     root: { type: 'string', minLength: 1 },
     ...commonProperties('^/'),
   },
-});
+} as const;
+export type LocalSandboxOptions = Input<typeof LOCAL_SCHEMA>;
+export type ResolvedLocalOptions = Infer<typeof LOCAL_SCHEMA>;
 
+/** One Docker host of several. */
 const HOST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
   properties: {
+    /** unix:///path/to/docker.sock or tcp://host:port (TLS when `tls` is given; port default 2375, 2376 with TLS). */
     url: { type: 'string', minLength: 1 },
+    /** PEM files, read at each connection: the CA that signed the daemon's certificate (default: the system's), and the client's certificate and key. */
     tls: {
       type: 'object',
       additionalProperties: false,
       properties: { ca: { type: 'string', minLength: 1 }, cert: { type: 'string', minLength: 1 }, key: { type: 'string', minLength: 1 } },
     },
+    /** Sandboxes this host may hold at once. Default: maxSandboxesPerHost. */
     maxSandboxes: { type: 'integer', minimum: 1 },
+    /**
+     * A Podman host on another machine: the path, on that machine, of the sandboxes' seccomp
+     * profile (`swerl sandbox seccomp-profile` writes it). Podman's API takes the profile only as
+     * a file; Docker takes it inline and a Podman on this machine gets a file written here.
+     */
     seccompProfile: { type: 'string', pattern: '^/' },
   },
 } as const;
+export type DockerHostOptions = Infer<typeof HOST_SCHEMA>;
 
-const parseDockerSchema = optionsParser<ResolvedDockerOptions>({
+const DOCKER_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /**
+     * The API's unix socket, for one host. Default: $DOCKER_HOST (unix://, or tcp:// with the
+     * docker CLI's DOCKER_TLS_VERIFY and DOCKER_CERT_PATH); without it, /var/run/docker.sock,
+     * then Podman's default socket.
+     */
     socketPath: { type: 'string', pattern: '^/' },
     ...commonProperties('^/[^:]*$'),
+    /** Bind the host's /usr, /etc (and /bin, /lib… where folders) read-only into base-image sandboxes. */
     hostBinds: { type: 'boolean', default: true },
+    /** The swerl base image's name (built by ensureBaseImage). */
     baseImage: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$', default: 'localhost/swerl-base:1' },
+    /** CPUs each sandbox may use (cgroup quota). Default: no limit. */
     cpus: { type: 'number', exclusiveMinimum: 0 },
+    /**
+     * Several hosts (instead of socketPath): each a URL or { url, tls, maxSandboxes }. Each
+     * sandbox goes to the reachable host holding the fewest, under its limit.
+     */
     hosts: { type: 'array', minItems: 1, items: { if: { type: 'string' }, then: { type: 'string', minLength: 1 }, else: HOST_SCHEMA } },
+    /** Sandboxes each host may hold at once; a create waits for a free slot. Default: no limit. */
     maxSandboxesPerHost: { type: 'integer', minimum: 1 },
+    /** How long a host that failed is left alone before it is pinged again, in ms. */
     healthCheckMs: { type: 'integer', minimum: 1, default: 10_000 },
   },
-});
+} as const;
+export type DockerSandboxOptions = Input<typeof DOCKER_SCHEMA>;
+/** Docker's options resolved: every host a { url, ... } object. */
+export type ResolvedDockerOptions = Omit<Infer<typeof DOCKER_SCHEMA>, 'hosts'> & { hosts?: DockerHostOptions[] };
+
+export const parseLocalOptions: OptionsParser<ResolvedLocalOptions> = optionsParser(LOCAL_SCHEMA);
+const parseDockerSchema = optionsParser(DOCKER_SCHEMA);
 
 /** The schema's checks, then the hosts': each URL understood, a URL string made { url }, none with socketPath. */
 export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = (value, field) => {
@@ -129,15 +106,15 @@ export const parseDockerOptions: OptionsParser<ResolvedDockerOptions> = (value, 
     const odd = given.findIndex((host) => typeof host !== 'string' && (typeof host !== 'object' || host === null || Array.isArray(host)));
     if (odd >= 0) throw invalidArg(`${field}.hosts.${odd}`, `is ${JSON.stringify(given[odd])}`, 'give a URL (unix:///path/docker.sock, tcp://host:port) or { url, tls?: { ca?, cert?, key? }, maxSandboxes? }');
   }
-  const options = parseDockerSchema(value, field);
-  if (options.hosts === undefined) return options;
+  const { hosts: listed, ...options } = parseDockerSchema(value, field);
+  if (listed === undefined) return options;
   if (options.socketPath !== undefined) {
     throw invalidArg(`${field}.hosts`, 'cannot be given with socketPath', `list the socket among the hosts (unix://${options.socketPath}) and drop socketPath`);
   }
-  const hosts = (options.hosts as (string | DockerHostOptions)[]).map((host) => (typeof host === 'string' ? { url: host } : host));
+  const hosts = listed.map((host) => (typeof host === 'string' ? { url: host } : host));
   const seen = new Map<string, number>();
   hosts.forEach((host, i) => {
-    const at = `${field}.hosts.${i}${typeof options.hosts![i] === 'string' ? '' : '.url'}`;
+    const at = `${field}.hosts.${i}${typeof listed[i] === 'string' ? '' : '.url'}`;
     const connection = parseEndpointUrl(host.url, at, host.tls);
     const key = JSON.stringify('socketPath' in connection ? connection.socketPath : [connection.host, connection.port]);
     const first = seen.get(key);

@@ -7,6 +7,7 @@
  * run left behind (see each backend's `reap`).
  */
 import { SwerlError } from '../../errors.js';
+import type { Infer } from '../../schema.js';
 
 export interface ExecOptions {
   /** Wall-clock limit in milliseconds; the whole process tree is killed when it passes. */
@@ -67,32 +68,8 @@ export interface SandboxSpec {
   label?: string;
 }
 
-export interface SandboxLimits {
-  /** CPU seconds per process. */
-  cpuSeconds: number;
-  /**
-   * Bytes of memory for the whole sandbox (a cgroup: docker always, local where the machine
-   * lets swerl make one), and the address space of each of its processes (local).
-   */
-  memoryBytes: number;
-  /** Processes (and threads) the sandbox may have at once. */
-  maxProcesses: number;
-  /** The largest file a command may write, in bytes. */
-  maxFileBytes: number;
-  /**
-   * Bytes the work tree and /tmp may hold together (local as root: a loop-mounted ext4 image
-   * per sandbox; docker: the container's storage quota where the driver has one, and /tmp).
-   */
-  diskBytes: number;
-  /** Size of the sandbox's /dev/shm (a tmpfs; the rest of /dev is read-only). */
-  shmBytes: number;
-  /** Default exec output cap, in bytes. */
-  maxOutputBytes: number;
-  /** Default exec timeout, in milliseconds. */
-  timeoutMs: number;
-}
-
-export const DEFAULT_LIMITS: SandboxLimits = {
+/** The defaults of a sandbox's limits. */
+export const DEFAULT_LIMITS = {
   cpuSeconds: 600,
   memoryBytes: 4 * 1024 ** 3,
   maxProcesses: 256,
@@ -101,7 +78,38 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   shmBytes: 64 * 1024 ** 2,
   maxOutputBytes: 8 * 1024 ** 2,
   timeoutMs: 90_000,
-};
+} as const;
+
+/** A sandbox's limits (SandboxLimits), every field defaulted, for options sections. */
+export const LIMITS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /** CPU seconds per process. */
+    cpuSeconds: { type: 'integer', minimum: 1, default: DEFAULT_LIMITS.cpuSeconds },
+    /**
+     * Bytes of memory for the whole sandbox (a cgroup: docker always, local where the machine
+     * lets swerl make one), and the address space of each of its processes (local).
+     */
+    memoryBytes: { type: 'integer', minimum: 64 * 1024 ** 2, default: DEFAULT_LIMITS.memoryBytes },
+    /** Processes (and threads) the sandbox may have at once. */
+    maxProcesses: { type: 'integer', minimum: 4, default: DEFAULT_LIMITS.maxProcesses },
+    /** The largest file a command may write, in bytes. */
+    maxFileBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxFileBytes },
+    /**
+     * Bytes the work tree and /tmp may hold together (local as root: a loop-mounted ext4 image
+     * per sandbox; docker: the container's storage quota where the driver has one, and /tmp).
+     */
+    diskBytes: { type: 'integer', minimum: 16 * 1024 ** 2, default: DEFAULT_LIMITS.diskBytes },
+    /** Size of the sandbox's /dev/shm (a tmpfs; the rest of /dev is read-only). */
+    shmBytes: { type: 'integer', minimum: 1024 ** 2, default: DEFAULT_LIMITS.shmBytes },
+    /** Default exec output cap, in bytes. */
+    maxOutputBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxOutputBytes },
+    /** Default exec timeout, in milliseconds. */
+    timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_LIMITS.timeoutMs },
+  },
+} as const;
+export type SandboxLimits = Infer<typeof LIMITS_SCHEMA>;
 
 export interface SandboxBackend {
   readonly name: 'local' | 'docker';
@@ -113,21 +121,6 @@ export interface SandboxBackend {
   reap(options?: { label?: string; all?: boolean }): Promise<number>;
 }
 
-/** The JSON schema of SandboxLimits, every field defaulted (for options sections). */
-export const LIMITS_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    cpuSeconds: { type: 'integer', minimum: 1, default: DEFAULT_LIMITS.cpuSeconds },
-    memoryBytes: { type: 'integer', minimum: 64 * 1024 ** 2, default: DEFAULT_LIMITS.memoryBytes },
-    maxProcesses: { type: 'integer', minimum: 4, default: DEFAULT_LIMITS.maxProcesses },
-    maxFileBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxFileBytes },
-    diskBytes: { type: 'integer', minimum: 16 * 1024 ** 2, default: DEFAULT_LIMITS.diskBytes },
-    shmBytes: { type: 'integer', minimum: 1024 ** 2, default: DEFAULT_LIMITS.shmBytes },
-    maxOutputBytes: { type: 'integer', minimum: 1024, default: DEFAULT_LIMITS.maxOutputBytes },
-    timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_LIMITS.timeoutMs },
-  },
-} as const;
 
 /** Labels are used in file and container names: keep them to a safe alphabet. */
 export const LABEL_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,62}$/;

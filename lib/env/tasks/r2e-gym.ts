@@ -5,20 +5,13 @@
  * parsed "Class.test" map equals expected_output_json.
  */
 import { invalidArg } from '../../errors.js';
-import { optionsParser } from '../../schema.js';
+import { optionsParser, type Infer } from '../../schema.js';
 import type { Task } from './task.js';
 
-export interface R2eGymRow {
-  docker_image: string;
-  problem_statement: string;
-  expected_output_json: string | Record<string, string>;
-  repo_name?: string;
-  commit_hash?: string;
-  [key: string]: unknown;
-}
-
-const parseRow = optionsParser<R2eGymRow>({
+/** An R2E-Gym row: the fields read here; any others ride along. */
+const ROW_SCHEMA = {
   type: 'object',
+  additionalProperties: true,
   required: ['docker_image', 'problem_statement', 'expected_output_json'],
   properties: {
     docker_image: { type: 'string', minLength: 1 },
@@ -27,7 +20,10 @@ const parseRow = optionsParser<R2eGymRow>({
     repo_name: { type: 'string' },
     commit_hash: { type: 'string' },
   },
-});
+} as const;
+export type R2eGymRow = Infer<typeof ROW_SCHEMA>;
+
+const parseRow = optionsParser(ROW_SCHEMA);
 
 /** The text inside [ISSUE]...[/ISSUE] when the statement is wrapped, else all of it. */
 export function issueText(statement: string): string {

@@ -6,28 +6,10 @@
  * Grading restores the files the test patch touches, applies it, and runs that command.
  */
 import { invalidArg } from '../../errors.js';
-import { optionsParser } from '../../schema.js';
+import { optionsParser, type Infer } from '../../schema.js';
 import { patchFiles } from './patch-files.js';
 import { LOG_PARSER_NAMES, sweBenchSpec, testDirectives, withDirectives } from './swe-bench-specs.js';
 import type { Task } from './task.js';
-
-export interface SweBenchRow {
-  instance_id: string;
-  problem_statement: string;
-  test_patch: string;
-  FAIL_TO_PASS: string | string[];
-  PASS_TO_PASS: string | string[];
-  patch?: string;
-  repo?: string;
-  base_commit?: string;
-  version?: string;
-  docker_image?: string;
-  image_name?: string;
-  image?: string;
-  log_parser?: string;
-  install_config?: { test_cmd?: string | string[]; log_parser?: string };
-  [key: string]: unknown;
-}
 
 export interface SweBenchOptions {
   /** The test command, overriding the row's and the built-in one; the test files are appended. */
@@ -36,10 +18,12 @@ export interface SweBenchOptions {
   imageTemplate?: string;
 }
 
-const STRING_LIST = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
+const STRING_LIST = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } as const;
 
-const parseRow = optionsParser<SweBenchRow>({
+/** A SWE-bench / SWE-rebench row: the fields read here; any others ride along. */
+const ROW_SCHEMA = {
   type: 'object',
+  additionalProperties: true,
   required: ['instance_id', 'problem_statement', 'test_patch', 'FAIL_TO_PASS', 'PASS_TO_PASS'],
   properties: {
     instance_id: { type: 'string', minLength: 1 },
@@ -60,7 +44,10 @@ const parseRow = optionsParser<SweBenchRow>({
       properties: { test_cmd: STRING_LIST, log_parser: { type: 'string' } },
     },
   },
-});
+} as const;
+export type SweBenchRow = Infer<typeof ROW_SCHEMA>;
+
+const parseRow = optionsParser(ROW_SCHEMA);
 
 export const SWE_BENCH_IMAGE_TEMPLATE = 'swebench/sweb.eval.x86_64.{id}:latest';
 

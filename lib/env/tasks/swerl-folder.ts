@@ -5,23 +5,11 @@ import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
-import { TEST_LOG_FORMATS, type TestLogFormat } from '../reward/test-log.js';
+import { TEST_LOG_FORMATS } from '../reward/test-log.js';
 import { MAX_ROW_BYTES, decodeUtf8, parseRowText } from './rows.js';
 import type { Task } from './task.js';
 
-interface TaskJson {
-  id: string;
-  language: 'python' | 'javascript';
-  difficulty: 'easy' | 'medium' | 'hard';
-  test_command: string;
-  log_format: TestLogFormat;
-  fail_to_pass: string[];
-  pass_to_pass: string[];
-  /** Generated tasks (swe-gen) say how they were made and where the bug is; carried as metadata.sweGen. */
-  swe_gen?: Record<string, unknown>;
-}
-
-const parseTaskJson = optionsParser<TaskJson>({
+const TASK_JSON_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'language', 'difficulty', 'test_command', 'log_format', 'fail_to_pass', 'pass_to_pass'],
@@ -33,9 +21,12 @@ const parseTaskJson = optionsParser<TaskJson>({
     log_format: { enum: [...TEST_LOG_FORMATS] },
     fail_to_pass: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
     pass_to_pass: { type: 'array', items: { type: 'string', minLength: 1 } },
+    /** Generated tasks (swe-gen) say how they were made and where the bug is; carried as metadata.sweGen. */
     swe_gen: { type: 'object' },
   },
-});
+} as const;
+
+const parseTaskJson = optionsParser(TASK_JSON_SCHEMA);
 
 async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
   const files: string[] = [];

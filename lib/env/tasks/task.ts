@@ -67,3 +67,9 @@ export interface TaskProblem {
   line?: number;
   message: string;
 }
+
+/** A task by id, and the task itself where it is loaded already (a generated task is made when played). */
+export interface TaskRef {
+  id: string;
+  task?: Task;
+}

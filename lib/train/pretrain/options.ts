@@ -2,35 +2,22 @@
 import { SwerlError, invalidArg } from '../../errors.js';
 import { BUG_KINDS } from '../../env/tasks/swe-gen/bugs.js';
 import { LANGUAGES } from '../../env/tasks/swe-gen/program.js';
-import { optionsParser } from '../../schema.js';
-import { DEFAULT_DRILLS, DRILL_TURNS, makeDrill, type DrillOptions } from './drills.js';
+import { optionsParser, type Infer } from '../../schema.js';
+import { DEFAULT_DRILLS, DRILL_TURNS, makeDrill, type DrillOptions, type DrillTurn } from './drills.js';
 
-export interface PretrainConfig {
-  /** The drills' programs, turns and mix (drills.ts); the split is always train. */
-  drills: DrillOptions;
-  /** Drills per optimizer step. */
-  sequencesPerStep: number;
-  /**
-   * Repeated spans of random ids (drills.ts repeatIds): the first `warmupSteps` steps are
-   * `warmupSequences` of them and nothing else, until the copying circuit forms; afterwards
-   * `sequencesPerStep` of them join each step's drills, so it stays.
-   */
-  repeats: { warmupSteps: number; warmupSequences: number; sequencesPerStep: number; length: { min: number; max: number } };
-  /** Copy probes on held-out programs: every this many steps (0: after the last only), this many of each kind. */
-  probes: { every: number; count: number; seed: number };
-}
+const RANGE = (max: number) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['min', 'max'],
+    properties: { min: { type: 'integer', minimum: 0, maximum: max }, max: { type: 'integer', minimum: 0, maximum: max } },
+  }) as const;
 
-const RANGE = (max: number) => ({
-  type: 'object',
-  additionalProperties: false,
-  required: ['min', 'max'],
-  properties: { min: { type: 'integer', minimum: 0, maximum: max }, max: { type: 'integer', minimum: 0, maximum: max } },
-});
-
-const parse = optionsParser<PretrainConfig>({
+const PRETRAIN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /** The drills' programs, turns and mix (drills.ts DrillOptions); the split is always train. */
     drills: {
       type: 'object',
       additionalProperties: false,
@@ -39,7 +26,7 @@ const parse = optionsParser<PretrainConfig>({
         mix: {
           type: 'object',
           additionalProperties: false,
-          properties: Object.fromEntries(DRILL_TURNS.map((k) => [k, { type: 'number', minimum: 0, maximum: 1000 }])),
+          properties: Object.fromEntries(DRILL_TURNS.map((k) => [k, { type: 'number', minimum: 0, maximum: 1000 } as const])) as Record<DrillTurn, { type: 'number'; minimum: 0; maximum: 1000 }>,
           default: DEFAULT_DRILLS.mix,
         },
         turns: { ...RANGE(48), default: DEFAULT_DRILLS.turns },
@@ -53,8 +40,8 @@ const parse = optionsParser<PretrainConfig>({
             count: { type: 'integer', minimum: 1, maximum: 2 ** 31, default: DEFAULT_DRILLS.programs.count },
             functions: RANGE(8),
             lines: RANGE(200),
-            languages: { type: 'array', items: { enum: [...LANGUAGES] }, minItems: 1, uniqueItems: true },
-            kinds: { type: 'array', items: { enum: [...BUG_KINDS] }, minItems: 1, uniqueItems: true },
+            languages: { type: 'array', items: { enum: LANGUAGES }, minItems: 1, uniqueItems: true },
+            kinds: { type: 'array', items: { enum: BUG_KINDS }, minItems: 1, uniqueItems: true },
           },
         },
         renameFiles: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_DRILLS.renameFiles },
@@ -62,7 +49,13 @@ const parse = optionsParser<PretrainConfig>({
         workdir: { type: 'string', pattern: '^/', default: DEFAULT_DRILLS.workdir },
       },
     },
+    /** Drills per optimizer step. */
     sequencesPerStep: { type: 'integer', minimum: 1, maximum: 100_000, default: 8 },
+    /**
+     * Repeated spans of random ids (drills.ts repeatIds): the first `warmupSteps` steps are
+     * `warmupSequences` of them and nothing else, until the copying circuit forms; afterwards
+     * `sequencesPerStep` of them join each step's drills, so it stays.
+     */
     repeats: {
       type: 'object',
       additionalProperties: false,
@@ -74,6 +67,7 @@ const parse = optionsParser<PretrainConfig>({
         length: { ...RANGE(4096), default: { min: 8, max: 64 } },
       },
     },
+    /** Copy probes on held-out programs: every this many steps (0: after the last only), this many of each kind. */
     probes: {
       type: 'object',
       additionalProperties: false,
@@ -85,14 +79,17 @@ const parse = optionsParser<PretrainConfig>({
       },
     },
   },
-});
+} as const;
+export type PretrainConfig = Omit<Infer<typeof PRETRAIN_SCHEMA>, 'drills'> & { drills: DrillOptions };
+
+const parse = optionsParser(PRETRAIN_SCHEMA);
 
 /** The section checked and defaulted; a mix of all zeros, a range with min > max, or drills too long for their step budget are refused here. */
 export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'): PretrainConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArg(field, 'must be an object', 'e.g. {"sequencesPerStep": 8, "drills": {"programs": {"lines": {"min": 4, "max": 20}}}}');
-  const options = parse(raw, field);
-  const { drills } = options;
-  drills.mix = { ...DEFAULT_DRILLS.mix, ...drills.mix };
+  const parsed = parse(raw, field);
+  const drills: DrillOptions = { ...parsed.drills, mix: { ...DEFAULT_DRILLS.mix, ...parsed.drills.mix }, programs: { ...parsed.drills.programs, split: 'train' } };
+  const options: PretrainConfig = { ...parsed, drills };
   if (Object.values(drills.mix).every((w) => w === 0)) throw invalidArg(`${field}.drills.mix`, 'gives every turn kind weight 0', `give one of ${DRILL_TURNS.join(', ')} a positive weight`);
   for (const [name, range] of [['drills.turns', drills.turns], ['drills.echoWords', drills.echoWords], ['drills.programs.functions', drills.programs.functions], ['drills.programs.lines', drills.programs.lines], ['repeats.length', options.repeats.length]] as const)
     if (range && range.min > range.max) throw invalidArg(`${field}.${name}`, `has min ${range.min} > max ${range.max}`);
@@ -100,7 +97,6 @@ export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'):
   if (drills.programs.functions && drills.programs.functions.min < 1) throw invalidArg(`${field}.drills.programs.functions.min`, 'must be at least 1');
   if (drills.turns.max > drills.maxSteps - 2)
     throw invalidArg(`${field}.drills.turns.max`, `(${drills.turns.max}) leaves no step for the first view and finish within maxSteps ${drills.maxSteps}`, `lower it to ${drills.maxSteps - 2}, or raise maxSteps`);
-  drills.programs = { ...drills.programs, split: 'train' };
   // Programs the generator cannot make are found now, not after the model has loaded.
   try {
     makeDrill(0, 0, drills);

@@ -7,21 +7,17 @@
  * it reads yet. Everything else is a run as sft() makes one: metrics.jsonl, curves.svg,
  * TensorBoard / W&B, checkpoints, resume, Ctrl-C.
  */
-import { SwerlError } from '../../errors.js';
 import { ChatRenderer } from '../../model/chat-template.js';
 import { assertWithinContext } from '../../model/rope-scaling.js';
 import type { Tokenizer } from '../../types/tokenizer.js';
 import { resolvePretrainConfig, type PretrainTrainConfig } from '../config.js';
 import { renderChartsSvg, seriesOf, type Chart } from '../plots.js';
 import type { TrainEvent } from '../progress.js';
-import { finishRun, numericStop, saveCheckpoint } from '../resume.js';
-import { RunDirectory } from '../run-dir.js';
+import { RunShell, type TrainHooks, type TrainSummary } from '../run.js';
 import { sftStep } from '../sft/core.js';
 import type { SftExample } from '../sft/example.js';
 import { modelTokenizer } from '../configured-model.js';
 import { sftStartingPoint } from '../sft/policy.js';
-import { openTracker, type Tracker } from '../tracking/index.js';
-import type { TrainHooks, TrainSummary } from '../trainer.js';
 import { formatDuration } from '../../util/progress.js';
 import { makeDrill, repeatIds, type DrillOptions } from './drills.js';
 import type { PretrainConfig } from './options.js';
@@ -94,37 +90,29 @@ function consoleReporter(mode: string, steps: number): (e: TrainEvent) => void {
 
 /** Runs pretraining from a config with a `pretrain` section. */
 export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Promise<PretrainSummary> {
-  const config: PretrainTrainConfig = resolvePretrainConfig(rawConfig, hooks.baseDir);
   const started = performance.now();
+  const config: PretrainTrainConfig = resolvePretrainConfig(rawConfig, hooks.baseDir);
   const { run, pretrain: options } = config;
-  const stopRequested = () => hooks.signal?.aborted === true;
 
   // The drills and the tokenizer are checked before a model is loaded or the run directory touched.
   const tokenizer = await modelTokenizer(config.model);
   const longest = Array.from({ length: 32 }, (_, i) => drillExample(tokenizer, run.seed, i, options.drills).tokens.length).reduce((a, b) => Math.max(a, b), 0);
-  const report = consoleReporter(run.progress, run.steps);
-  const emit = (event: TrainEvent) => {
-    report(event);
-    hooks.onEvent?.(event);
-  };
-
-  const dir = new RunDirectory(run.dir);
-  await dir.create(config, run.resume);
-  const start = await sftStartingPoint(config, dir);
+  const shell = await RunShell.open(config, hooks, consoleReporter(run.progress, run.steps), { started });
+  const { emit } = shell;
+  const start = await sftStartingPoint(config, shell);
   const { policy, metricsRows } = start;
   let state = start.state;
   let lastMetrics = metricsRows.at(-1);
   let lastProbes: ProbeResult['rates'] | undefined;
   let stoppedEarly = false;
-  let tracker: Tracker | undefined;
   try {
     // Drills run to ~1.5x the longest of the first 32; the model must hold them.
     assertWithinContext(Math.ceil(longest * 1.5), policy.config.hf.max_position_embeddings, 'the reading drills (config.pretrain.drills)', 'give the model a longer context, or fewer drill turns');
-    tracker = await openTracker(run.dir, config.tracking, { config, rows: metricsRows });
+    await shell.openTracker(config.tracking, config, metricsRows);
     emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
     const clockStart = performance.now() - state.elapsedSeconds * 1000;
     for (let step = state.step + 1; step <= run.steps; step++) {
-      if (stopRequested()) {
+      if (shell.stopRequested) {
         stoppedEarly = true;
         break;
       }
@@ -148,28 +136,27 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
       metrics.time = { stepSeconds: (performance.now() - stepStarted) / 1000, trainSeconds: result.seconds, tokensPerSecond: result.seconds > 0 ? result.tokens / result.seconds : NaN, elapsedSeconds };
       metricsRows.push(metrics);
       lastMetrics = metrics;
-      await dir.writeMetrics(metricsRows);
-      await tracker.log(step, metrics);
-      if (run.plots && (probeNow || step % 50 === 0)) await dir.writeFile('curves.svg', renderChartsSvg(pretrainCharts(metricsRows)));
+      // The curves on probe steps and every 50 steps: drawing them every step would cost more than the step.
+      await shell.recordStep(step, metricsRows, probeNow || step % 50 === 0 ? () => pretrainCharts(metricsRows) : undefined);
       state = { step, elapsedSeconds };
       emit({ type: 'step', step, metrics });
-      if (step % run.checkpointEvery === 0 || step === run.steps) emit({ type: 'checkpoint', step, dir: await saveCheckpoint(policy, dir, state, run.keepCheckpoints) });
+      if (shell.checkpointDue(step)) await shell.checkpoint(policy, state);
     }
   } catch (error) {
-    if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopRequested())) throw await numericStop(error, state.step + 1, dir, 'optimizer.lr');
+    if (!shell.isRequestedStop(error)) throw await shell.numericStop(error, state.step + 1, 'optimizer.lr');
     stoppedEarly = true;
   } finally {
-    await tracker?.close();
+    await shell.close();
     policy.dispose();
   }
-  if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(pretrainCharts(metricsRows)));
-  return finishRun<PretrainSummary>(dir, emit, 'stop requested; resume with run.resume: true', {
+  if (run.plots) await shell.dir.writeFile('curves.svg', renderChartsSvg(pretrainCharts(metricsRows)));
+  return shell.finish<PretrainSummary>({
     dir: run.dir,
     steps: state.step,
     stopped: stoppedEarly,
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals: [],
-    seconds: (performance.now() - started) / 1000,
+    seconds: shell.seconds,
     ...(lastProbes ? { probes: lastProbes } : {}),
-  });
+  }, 'stop requested; resume with run.resume: true');
 }

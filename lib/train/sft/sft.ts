@@ -8,19 +8,14 @@
  */
 import { createHash } from 'node:crypto';
 
-import { SwerlError } from '../../errors.js';
 import { assertWithinContext } from '../../model/rope-scaling.js';
 import { pinBlasToOneThread } from '../../native.js';
 import { evaluate } from '../collect.js';
 import { resolveSftConfig, type TrainConfig } from '../config.js';
-import { renderChartsSvg } from '../plots.js';
-import type { TrainEvent } from '../progress.js';
-import { finishRun, numericStop, saveCheckpoint } from '../resume.js';
-import { RunDirectory, type TrainerState } from '../run-dir.js';
+import type { TrainerState } from '../run-dir.js';
+import { RunShell, type TrainHooks, type TrainSummary } from '../run.js';
 import { evalCurve } from '../step-metrics.js';
 import { openTaskSource, type TaskSource } from '../task-source.js';
-import { openTracker, type Tracker } from '../tracking/index.js';
-import type { TrainHooks, TrainSummary } from '../trainer.js';
 import { sftCharts } from './charts.js';
 import { sftLoop } from './core.js';
 import { prepareSftDataset, type SftDataSummary } from './dataset.js';
@@ -51,38 +46,31 @@ function dataHash(examples: readonly SftExample[]): string {
 
 /** Runs SFT from a config with an `sft` section; resolves when the steps are done or the run is stopped. */
 export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<SftSummary> {
-  const config = resolveSftConfig(rawConfig, hooks.baseDir);
   const started = performance.now();
+  const config = resolveSftConfig(rawConfig, hooks.baseDir);
   const { run, sft: options } = config;
-  const stopRequested = () => hooks.signal?.aborted === true;
 
   // Every problem of the data is found before a model is loaded or the run directory touched.
   const tokenizer = await modelTokenizer(config.model);
   const { train, heldOut, summary: data, warnings } = await prepareSftDataset(options, tokenizer, config.rollout.enableThinking, run.seed);
   const hashNow = dataHash([...train, ...heldOut]);
-  const report = sftConsoleReporter(run.progress, run.steps, data, options.sequencesPerStep);
-  const emit = (event: TrainEvent) => {
-    report(event);
-    hooks.onEvent?.(event);
-  };
 
-  const dir = new RunDirectory(run.dir);
-  await dir.create(config, run.resume);
+  const shell = await RunShell.open(config, hooks, sftConsoleReporter(run.progress, run.steps, data, options.sequencesPerStep), { started });
+  const { dir, emit } = shell;
   await dir.writeFile('data.json', `${JSON.stringify(data, null, 2)}\n`);
-  const start = await sftStartingPoint(config, dir);
+  const start = await sftStartingPoint<SftTrainerState>(config, shell);
   const { policy, metricsRows } = start;
   let state: SftTrainerState = start.state;
   const evals = evalCurve(metricsRows);
   let lastMetrics = metricsRows.at(-1);
   let stoppedEarly = false;
-  let tracker: Tracker | undefined;
   let source: TaskSource | undefined;
 
   try {
     assertFitsVocabulary([...train, ...heldOut], policy.config.native.vocabSize);
     const longest = [...train, ...heldOut].reduce((m, e) => Math.max(m, e.tokens.length), 0);
     assertWithinContext(longest, policy.config.hf.max_position_embeddings, `the longest example (config.sft.maxLength ${options.maxLength})`, 'lower sft.maxLength, or give the model a longer context (rope_scaling in its config.json)');
-    tracker = await openTracker(run.dir, config.tracking, { config, rows: metricsRows });
+    await shell.openTracker(config.tracking, config, metricsRows);
     emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
     for (const message of warnings) emit({ type: 'warning', step: state.step, message });
     if (start.resumed && state.dataHash !== undefined && state.dataHash !== hashNow)
@@ -99,8 +87,7 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
       evals.push({ step: 0, success });
       emit({ type: 'eval', step: 0, success });
       metricsRows.push({ step: 0, eval: { success } });
-      await dir.writeMetrics(metricsRows);
-      await tracker.log(0, metricsRows.at(-1)!);
+      await shell.recordStart(metricsRows);
     }
 
     const clockStart = performance.now() - state.elapsedSeconds * 1000;
@@ -125,30 +112,27 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
         metrics.time = { ...row.time, elapsedSeconds };
         metricsRows.push(metrics);
         lastMetrics = metrics;
-        await dir.writeMetrics(metricsRows);
-        await tracker!.log(row.step, metrics);
-        if (run.plots) await dir.writeFile('curves.svg', renderChartsSvg(sftCharts(metricsRows)));
+        await shell.recordStep(row.step, metricsRows, () => sftCharts(metricsRows));
         state = { step: row.step, elapsedSeconds, dataHash: hashNow };
         emit({ type: 'step', step: row.step, metrics });
-        if (row.step % run.checkpointEvery === 0 || row.step === run.steps)
-          emit({ type: 'checkpoint', step: row.step, dir: await saveCheckpoint(policy, dir, state, run.keepCheckpoints) });
+        if (shell.checkpointDue(row.step)) await shell.checkpoint(policy, state);
       },
     });
     stoppedEarly = result.stopped;
   } catch (error) {
-    if (!(error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && stopRequested())) throw await numericStop(error, state.step + 1, dir, 'optimizer.lr');
+    if (!shell.isRequestedStop(error)) throw await shell.numericStop(error, state.step + 1, 'optimizer.lr');
     stoppedEarly = true;
   } finally {
-    await tracker?.close();
+    await shell.close();
     policy.dispose();
   }
-  return finishRun<SftSummary>(dir, emit, 'stop requested; the unfinished step was dropped and will be redone on resume', {
+  return shell.finish<SftSummary>({
     dir: run.dir,
     steps: state.step,
     stopped: stoppedEarly,
     ...(lastMetrics ? { last: lastMetrics } : {}),
     evals,
-    seconds: (performance.now() - started) / 1000,
+    seconds: shell.seconds,
     data,
-  });
+  }, 'stop requested; the unfinished step was dropped and will be redone on resume');
 }

@@ -8,40 +8,29 @@
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
-import { optionsParser, type OptionsParser } from '../../schema.js';
-import { ALIAS_PROJECTS, scalarTags, type AliasProject } from './metric-names.js';
+import { optionsParser, type Infer } from '../../schema.js';
+import { ALIAS_PROJECTS, scalarTags } from './metric-names.js';
 import { TensorBoardWriter, type StepScalars } from './tensorboard.js';
-import { importWandbSdk, openWandb, type WandbLoader, type WandbOptions, type WandbSink } from './wandb.js';
+import { WANDB_SCHEMA, importWandbSdk, openWandb, type WandbLoader, type WandbSink } from './wandb.js';
 
 export type { AliasProject } from './metric-names.js';
 export type { WandbLoader, WandbOptions } from './wandb.js';
 
-export interface TrackingOptions {
-  /** Write <run dir>/tensorboard/events.out.tfevents.* (default true). */
-  tensorboard: boolean;
-  /** Also log each metric under the names these projects use for it (default both). */
-  aliases: AliasProject[];
-  /** A W&B run per process, in this project (default null: no W&B). Needs @wandb/sdk installed. */
-  wandb: WandbOptions | null;
-}
-
-const NAME = { type: 'string', minLength: 1 };
-
-export const parseTrackingOptions: OptionsParser<TrackingOptions> = optionsParser<TrackingOptions>({
+const TRACKING_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    /** Write <run dir>/tensorboard/events.out.tfevents.* (default true). */
     tensorboard: { type: 'boolean', default: true },
-    aliases: { type: 'array', items: { enum: [...ALIAS_PROJECTS] }, uniqueItems: true, default: [...ALIAS_PROJECTS] },
-    wandb: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      required: ['project'],
-      properties: { project: NAME, entity: NAME, name: NAME },
-      default: null,
-    },
+    /** Also log each metric under the names these projects use for it (default both). */
+    aliases: { type: 'array', items: { enum: ALIAS_PROJECTS }, uniqueItems: true, default: [...ALIAS_PROJECTS] },
+    /** A W&B run per process, in this project (default null: no W&B). Needs @wandb/sdk installed. */
+    wandb: { ...WANDB_SCHEMA, type: ['object', 'null'], default: null },
   },
-});
+} as const;
+export type TrackingOptions = Infer<typeof TRACKING_SCHEMA>;
+
+export const parseTrackingOptions = optionsParser(TRACKING_SCHEMA);
 
 export interface Tracker {
   /** Logs a step's final metrics row; the events file holds it when this resolves. */

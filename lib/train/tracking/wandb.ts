@@ -10,14 +10,24 @@
  */
 import { SwerlError, invalidArg } from '../../errors.js';
 import type { StepScalars } from './tensorboard.js';
+import type { Infer } from '../../schema.js';
 
 /** No tags: @wandb/sdk 0.5.1's init accepts them in its type but never sends them. */
-export interface WandbOptions {
-  project: string;
-  entity?: string;
-  /** The run's display name (default: the run directory's name). */
-  name?: string;
-}
+const NAME = { type: 'string', minLength: 1 } as const;
+
+/** Where a run's W&B run goes. */
+export const WANDB_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['project'],
+  properties: {
+    project: NAME,
+    entity: NAME,
+    /** The run's display name (default: the run directory's name). */
+    name: NAME,
+  },
+} as const;
+export type WandbOptions = Infer<typeof WANDB_SCHEMA>;
 
 interface WandbRun {
   log(data: Record<string, unknown>, step?: number): void;

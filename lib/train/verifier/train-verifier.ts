@@ -12,7 +12,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { SwerlError, invalidArg } from '../../errors.js';
+import { invalidArg } from '../../errors.js';
 import { loadTasks } from '../../env/tasks/load.js';
 import { ByteTokenizer } from '../../model/byte-tokenizer.js';
 import { loadTokenizer } from '../../model/hf-tokenizer.js';
@@ -23,6 +23,7 @@ import type { Tokenizer } from '../../types/tokenizer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.js';
 import { mixSeed, permutation } from '../../util/random.js';
 import { mean } from '../../util/stats.js';
+import { isRequestedStop } from '../run.js';
 import { sftStep } from '../sft/core.js';
 import { assertFitsVocabulary, type SftExample } from '../sft/example.js';
 import { accuracyAt, rocAuc } from './metrics.js';
@@ -218,7 +219,7 @@ export async function trainVerifier(raw: unknown, hooks: TrainVerifierHooks = {}
       await writeJsonAtomic(path.join(out, SUMMARY_FILE), summary);
     }
   } catch (error) {
-    if (error instanceof SwerlError && error.code === 'ERR_SWERL_ABORTED' && hooks.signal?.aborted) summary.stopped = true;
+    if (isRequestedStop(error, hooks.signal)) summary.stopped = true;
     else throw error;
   } finally {
     policy.dispose();

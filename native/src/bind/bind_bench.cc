@@ -1,7 +1,7 @@
 // Benchmark driver for the CPU losses, the addon's benchPolicyLoss (bench/loss.ts, npm run
 // bench, calls it): times forward + backward through libtorch autograd (fused-linear vs. logits
 // materialized with libtorch's matmul) and measures the peak resident memory each adds. Inputs
-// are made here, so nothing crosses from JS but the shape.
+// are made here, so nothing crosses from JS but the shape and the loss's options (resolved in JS).
 #include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <malloc.h>
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bind/bindings.h"
+#include "bind/loss_js.h"
 #include "bind/napi_util.h"
 #include "bind/promise_worker.h"
 #include "core/swerl_error.h"
@@ -27,6 +28,7 @@ struct BenchJob {
   bool fused = true;
   int repeats = 5, warmup = 1;
   uint64_t seed = 0;
+  LossOptions options;
   FusedChunks chunks;
   std::vector<double> times_ms;
   int64_t peak_extra_bytes = 0;
@@ -59,7 +61,7 @@ void run_bench(BenchJob& job) {
   in.targets = at::randint(job.vocab, {job.tokens}, gen, at::kLong);
   in.advantages = at::randn({job.tokens}, gen, at::kFloat);
   in.weights = at::full({job.tokens}, 1.0 / double(job.tokens), at::kFloat);
-  LossOptions options;
+  const LossOptions& options = job.options;
   {
     // On-policy old logprobs (ratio 1): every token is active in the backward, the worst case.
     c10::NoGradGuard no_grad;
@@ -104,8 +106,7 @@ Napi::Value BenchPolicyLoss(const Napi::CallbackInfo& info) {
     job->repeats = int(number_field(c, "repeats"));
     job->warmup = int(number_field(c, "warmup"));
     job->seed = uint64_t(number_field(c, "seed"));
-    job->chunks.tokens = int64_t(number_field(c, "chunkTokens"));
-    job->chunks.vocab = int64_t(number_field(c, "chunkVocab"));
+    read_loss_options(c, job->options, job->chunks);
     if (job->tokens < 1 || job->hidden_size < 1 || job->vocab < 1 || job->repeats < 1)
       throw_invalid("tokens, hiddenSize, vocabSize and repeats must be >= 1");
     return PromiseWorker<BenchJob>::start(

@@ -15,19 +15,6 @@ namespace swerl {
 
 namespace {
 
-void check_loss_options(const LossOptions& o) {
-  if (!(o.clip_low >= 0.0 && o.clip_low < 1.0)) throw_invalid("clipLow must be in [0, 1)");
-  if (!(o.clip_high >= 0.0)) throw_invalid("clipHigh must be >= 0 (Infinity allowed)");
-  if (!(o.dual_clip == 0.0 || (o.dual_clip > 1.0 && std::isfinite(o.dual_clip))))
-    throw_invalid("dualClip must be 0 (off) or a finite number > 1");
-  // The same bounds as lib/math/policy-loss.ts's LOSS_FIELDS (test/lib/train/loss-bounds.test.ts).
-  if (!(o.temperature >= 0.01 && o.temperature <= 10.0))
-    throw_invalid("temperature must be in [0.01, 10]");
-  if (!(std::fabs(o.entropy_coef) <= 100.0)) throw_invalid("entropyCoef must be in [-100, 100]");
-  if (!(o.kl_coef >= 0.0 && o.kl_coef <= 100.0)) throw_invalid("kl.coef must be in [0, 100]");
-  if (o.kl_kind != KlKind::K1 && o.kl_kind != KlKind::K2 && o.kl_kind != KlKind::K3)
-    throw_invalid("kl.kind must be k1, k2 or k3");
-}
 
 void check_vector(const at::Tensor& t, int64_t n, at::ScalarType type, const char* name) {
   if (!t.defined() || t.dim() != 1 || t.size(0) != n || t.scalar_type() != type ||
@@ -116,6 +103,22 @@ at::Tensor buffer(const at::Tensor& given, at::IntArrayRef shape, const at::Tens
 }
 
 }  // namespace
+
+void check_loss_options(const LossOptions& o) {
+  if (o.objective != Objective::PolicyGradient && o.objective != Objective::Nll)
+    throw_invalid("objective must be 'policy-gradient' or 'nll'");
+  if (!(o.clip_low >= 0.0 && o.clip_low < 1.0)) throw_invalid("clipLow must be in [0, 1)");
+  if (!(o.clip_high >= 0.0)) throw_invalid("clipHigh must be >= 0 (Infinity allowed)");
+  if (!(o.dual_clip == 0.0 || (o.dual_clip > 1.0 && std::isfinite(o.dual_clip))))
+    throw_invalid("dualClip must be 0 (off) or a finite number > 1");
+  // The same bounds as lib/math/policy-loss.ts's LOSS_FIELDS (test/lib/train/loss-bounds.test.ts).
+  if (!(o.temperature >= 0.01 && o.temperature <= 10.0))
+    throw_invalid("temperature must be in [0.01, 10]");
+  if (!(std::fabs(o.entropy_coef) <= 100.0)) throw_invalid("entropyCoef must be in [-100, 100]");
+  if (!(o.kl_coef >= 0.0 && o.kl_coef <= 100.0)) throw_invalid("kl.coef must be in [0, 100]");
+  if (o.kl_kind != KlKind::K1 && o.kl_kind != KlKind::K2 && o.kl_kind != KlKind::K3)
+    throw_invalid("kl.kind must be k1, k2 or k3");
+}
 
 void check_policy_loss_inputs(const PolicyLossInputs& in, int64_t tokens, int64_t vocab,
                               const LossOptions& options) {

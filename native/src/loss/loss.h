@@ -16,6 +16,11 @@
 
 namespace swerl {
 
+// The options' bounds, every field set (LossOptions has no defaults); throws swerl::Error naming
+// the field. check_policy_loss_inputs runs it; a caller that reads the options before the loss
+// does (Policy::train_step) runs it first.
+void check_loss_options(const LossOptions& options);
+
 // Shape and dtype checks every loss runs first, and the options' bounds; throws swerl::Error
 // naming the field.
 void check_policy_loss_inputs(const PolicyLossInputs& inputs, int64_t tokens, int64_t vocab,

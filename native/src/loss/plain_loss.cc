@@ -2,6 +2,7 @@
 
 #include "loss/loss.h"
 #include "loss/token_math.h"
+#include "core/swerl_error.h"
 
 namespace swerl {
 
@@ -36,6 +37,7 @@ PlainLossTerms plain_policy_loss_terms(const at::Tensor& hidden, const at::Tenso
       case KlKind::K1: kl = d; break;
       case KlKind::K2: kl = 0.5 * d * d; break;
       case KlKind::K3: kl = (-d).exp() + d - 1.0; break;
+      case KlKind::Unset: throw_invalid("kl.kind is unset");  // refused at the loss's entry first
     }
     per_token = per_token + o.kl_coef * kl;
   }

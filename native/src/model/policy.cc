@@ -252,6 +252,7 @@ void Policy::set_optimizer_step(int64_t step) {
 }
 
 TrainResult Policy::train_step(const TrainBatch& batch, const TrainOptions& options) {
+  check_loss_options(options.loss);
   const auto started = std::chrono::steady_clock::now();
   const PackedSequences& seqs = batch.sequences;
   const int64_t vocab = model_->config().vocab_size;

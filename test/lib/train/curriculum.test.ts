@@ -57,7 +57,7 @@ t.test('the tiers are written with disjoint seeds; the source trains on the curr
 
 t.test('the advance rule', async (t) => {
   const tier = (name: string) => ({ name, train: [], dev: [] });
-  const c = new Curriculum([tier('a'), tier('b')], { tiers: [], advanceAt: 0.5, devTasks: 2, checkEvery: 2 });
+  const c = new Curriculum([tier('a'), tier('b')], { tiers: [], advanceAt: 0.5, devTasks: 2, checkEvery: 2, placement: false });
   t.notOk(c.checks(1));
   t.ok(c.checks(2));
   t.notOk(c.observe(0.49), 'below the threshold: stays');
@@ -117,5 +117,5 @@ t.test('bad curricula are refused when the config loads, by field', async (t) =>
   t.throws(load({ tiers: [{ name: 'x' }], tier: 1 }), /config.tasks.curriculum.tier is not a known option/);
   t.throws(load({ tiers: [{ name: 'x' }, { name: 'y' }], startTier: 'z' }), { code: 'ERR_SWERL_INVALID_ARG', message: /config.tasks.curriculum.startTier names "z", which is not one of its tiers; use one of x, y/ });
   t.throws(load({ tiers: [{ name: 'x' }] }, { generate: undefined, path: dir }), /config.tasks.curriculum needs generated tasks/);
-  t.same(tierOptions({ tiers: [{ name: 'a', kinds: ['operator'] }], advanceAt: 0.5, devTasks: 1, checkEvery: 1 }, { lines: { min: 4, max: 9 } })[0]!.lines, { min: 4, max: 9 }, 'a tier keeps the generate knobs it does not set');
+  t.same(tierOptions({ tiers: [{ name: 'a', kinds: ['operator'] }], advanceAt: 0.5, devTasks: 1, checkEvery: 1, placement: false }, { lines: { min: 4, max: 9 } })[0]!.lines, { min: 4, max: 9 }, 'a tier keeps the generate knobs it does not set');
 });

@@ -4,70 +4,57 @@
  * one-line fix (a guard line added, for a missing case).
  */
 import { invalidArg } from '../../../errors.js';
-import { optionsParser } from '../../../schema.js';
-import { BUG_KINDS, type BugKind } from './bugs.js';
-import { LANGUAGES, type Language } from './program.js';
-import { SEEDS_PER_SPLIT, SPLITS, type Split } from './splits.js';
+import { optionsParser, type Infer } from '../../../schema.js';
+import { BUG_KINDS } from './bugs.js';
+import { LANGUAGES } from './program.js';
+import { SEEDS_PER_SPLIT, SPLITS } from './splits.js';
 
+const MAX_FUNCTIONS = 8;
+
+function rangeSchema(min: number, max: number, defaults: Range) {
+  const bound = (value: number) => ({ type: 'integer', minimum: min, maximum: max, default: value }) as const;
+  return { type: 'object', additionalProperties: false, properties: { min: bound(defaults.min), max: bound(defaults.max) }, default: {} } as const;
+}
+
+/** What each task is made of. */
+const TASK_PROPERTIES = {
+  /** Languages a task's language is drawn from (default both). */
+  languages: { type: 'array', items: { enum: LANGUAGES }, minItems: 1, uniqueItems: true, default: [...LANGUAGES] },
+  /** Bug kinds a bug's kind is drawn from (default all five). */
+  kinds: { type: 'array', items: { enum: BUG_KINDS }, minItems: 1, uniqueItems: true, default: [...BUG_KINDS] },
+  /** Functions in the file (each task draws a number in the range). */
+  functions: rangeSchema(1, MAX_FUNCTIONS, { min: 2, max: 4 }),
+  /** Lines of the source file as the agent sees it (approximate file size). */
+  lines: rangeSchema(1, 1000, { min: 15, max: 40 }),
+  /** Bugs per task, each in its own function. */
+  bugs: { enum: [1, 2], default: 1 },
+} as const;
+const TASK_SCHEMA = { type: 'object', additionalProperties: false, properties: TASK_PROPERTIES } as const;
+export type SweGenTaskOptions = Infer<typeof TASK_SCHEMA>;
 export interface Range {
   min: number;
   max: number;
 }
 
-/** What each task is made of. */
-export interface SweGenTaskOptions {
-  /** Languages a task's language is drawn from. Default both. */
-  languages: Language[];
-  /** Bug kinds a bug's kind is drawn from. Default all five. */
-  kinds: BugKind[];
-  /** Functions in the file (each task draws a number in the range). Default 2-4. */
-  functions: Range;
-  /** Lines of the source file as the agent sees it (approximate file size). Default 15-40. */
-  lines: Range;
-  /** Bugs per task, each in its own function. Default 1. */
-  bugs: 1 | 2;
-}
-
 /** A suite: which seeds of which split, and what its tasks are made of. */
-export interface SweGenSuiteOptions extends SweGenTaskOptions {
-  /** Default train. */
-  split: Split;
-  /** Tasks in the suite. Default 100. */
-  count: number;
-  /** The first seed; the suite holds seeds firstSeed .. firstSeed + count - 1. Default 0. */
-  firstSeed: number;
-  /** Write into a folder that is not empty (replacing tasks of the same ids). Default false. */
-  force: boolean;
-}
-
-const MAX_FUNCTIONS = 8;
-
-function rangeSchema(min: number, max: number, defaults: Range) {
-  const bound = (value: number) => ({ type: 'integer', minimum: min, maximum: max, default: value });
-  return { type: 'object', additionalProperties: false, properties: { min: bound(defaults.min), max: bound(defaults.max) }, default: {} };
-}
-
-const TASK_PROPERTIES = {
-  languages: { type: 'array', items: { enum: [...LANGUAGES] }, minItems: 1, uniqueItems: true, default: [...LANGUAGES] },
-  kinds: { type: 'array', items: { enum: [...BUG_KINDS] }, minItems: 1, uniqueItems: true, default: [...BUG_KINDS] },
-  functions: rangeSchema(1, MAX_FUNCTIONS, { min: 2, max: 4 }),
-  lines: rangeSchema(1, 1000, { min: 15, max: 40 }),
-  bugs: { enum: [1, 2], default: 1 },
-};
-
-const parseTask = optionsParser<SweGenTaskOptions>({ type: 'object', additionalProperties: false, properties: TASK_PROPERTIES });
-
-const parseSuite = optionsParser<SweGenSuiteOptions>({
+const SUITE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
     ...TASK_PROPERTIES,
-    split: { enum: [...SPLITS], default: 'train' },
+    split: { enum: SPLITS, default: 'train' },
+    /** Tasks in the suite. */
     count: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 100 },
+    /** The first seed; the suite holds seeds firstSeed .. firstSeed + count - 1. */
     firstSeed: { type: 'integer', minimum: 0, maximum: SEEDS_PER_SPLIT - 1, default: 0 },
+    /** Write into a folder that is not empty (replacing tasks of the same ids). */
     force: { type: 'boolean', default: false },
   },
-});
+} as const;
+export type SweGenSuiteOptions = Infer<typeof SUITE_SCHEMA>;
+
+const parseTask = optionsParser(TASK_SCHEMA);
+const parseSuite = optionsParser(SUITE_SCHEMA);
 
 function checkTask(options: SweGenTaskOptions, field: string): void {
   for (const name of ['functions', 'lines'] as const) {
