@@ -18,7 +18,7 @@ import { EditOraclePolicy } from '../lib/agent/scripted-policy.js';
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
 import type { Sandbox } from '../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../lib/env/swe-env.js';
-import { writeSweGenSuite } from '../lib/env/tasks/swe-gen/index.js';
+import { writeSweGenSuite } from '../lib/env/swe-gen/index.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { packageRoot } from '../lib/native.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';

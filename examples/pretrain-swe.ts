@@ -19,7 +19,7 @@ import { trainBpe } from '../lib/model/bpe-train.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { drillText } from '../lib/train/pretrain/drills.js';
 import { PROBE_KINDS, runCopyProbes } from '../lib/train/pretrain/probes.js';
-import { resolvePretrainConfig } from '../lib/train/config.js';
+import { resolvePretrainConfig } from '../lib/train/pretrain/options.js';
 import { pretrain } from '../lib/train/pretrain/pretrain.js';
 import { writeFileAtomic } from '../lib/util/atomic.js';
 import { packageInfo } from '../lib/util/package-info.js';

@@ -29,7 +29,9 @@ export type SwerlErrorCode =
   /** The work was stopped from outside (Ctrl-C, a failed sibling rollout). */
   | 'ERR_SWERL_ABORTED'
   /** A process group failed: the rendezvous, or a collective whose peer stopped or timed out. */
-  | 'ERR_SWERL_DIST';
+  | 'ERR_SWERL_DIST'
+  /** An invariant of swerl's own broke (a generator template, the async pipeline's order): a bug; report it with the message. */
+  | 'ERR_SWERL_INTERNAL';
 
 export class SwerlError extends Error {
   readonly code: SwerlErrorCode;
@@ -50,4 +52,9 @@ export function invalidArg(field: string, problem: string, fix?: string): SwerlE
 /** A sandbox or exec failure (ERR_SWERL_SANDBOX): infrastructure, worth another attempt with a fresh sandbox. */
 export function isInfrastructureFault(error: unknown): boolean {
   return error instanceof SwerlError && error.code === 'ERR_SWERL_SANDBOX';
+}
+
+/** An ERR_SWERL_INTERNAL error: an invariant of swerl's own broke (a bug, not the caller's input). */
+export function internalError(message: string): SwerlError {
+  return new SwerlError('ERR_SWERL_INTERNAL', message);
 }

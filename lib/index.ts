@@ -30,10 +30,10 @@ export type { Env, ChatMessage, AssistantTurn, StepResult, StepInfo, RewardResul
 export { SweEnv, type SweEnvOptions, type SweRewardResult } from './env/swe-env.js';
 export { FrozenLakeEnv, type FrozenLakeOptions } from './env/frozen-lake.js';
 export { assertRunnable, loadTasks, streamTasks, type LoadTasksOptions, type TaskFormat } from './env/tasks/load.js';
-export { checkoutWorkTree, findCheckout, type Checkout } from './env/tasks/repositories.js';
+export { checkoutWorkTree, findCheckout, type Checkout } from './env/repositories.js';
 export { filterRows, patchSize, type FilterOptions, type FilterReport } from './env/tasks/filter.js';
 export { sweBenchSpec, testDirectives } from './env/tasks/swe-bench-specs.js';
-export type { Task, TaskProblem, HiddenTests, ResolutionRule } from './env/tasks/task.js';
+export type { Task, TaskProblem, HiddenTests, ResolutionRule } from './env/task.js';
 export { LocalSandboxBackend } from './env/sandbox/local.js';
 export type { LocalSandboxOptions, DockerSandboxOptions } from './env/sandbox/options.js';
 export { createSandboxBackend } from './env/sandbox/backends.js';
@@ -41,8 +41,9 @@ export { SANDBOX_BACKENDS, type SandboxBackendName } from './env/sandbox/options
 export type { Sandbox, SandboxBackend, SandboxSpec, SandboxLimits, ExecOptions, ExecResult } from './env/sandbox/sandbox.js';
 export { SweTools, toolDescriptions } from './env/tools/index.js';
 export { parseTextAction, parseJsonToolCalls, type Action } from './env/actions.js';
-export { validateTasks, validationTable, type TaskValidation } from './env/validate.js';
-export { writeSweGenSuite, generateSweGenTask, assertSweGenSuitesDisjoint, SWE_GEN_BUG_KINDS, SWE_GEN_SPLITS, SWE_GEN_VERSION, type SweGenSuite, type SweGenSuiteRequest, type SweGenSuiteOptions, type SweGenTaskOptions, type GeneratedTask, type SweGenMetadata, type SweGenBug, type SweGenBugKind, type SweGenSplit } from './env/tasks/swe-gen/index.js';
+export { validateTasks, validationTable } from './env/validate.js';
+export type { TaskValidation } from './env/task.js';
+export { writeSweGenSuite, generateSweGenTask, assertSweGenSuitesDisjoint, SWE_GEN_BUG_KINDS, SWE_GEN_SPLITS, SWE_GEN_VERSION, type SweGenSuite, type SweGenSuiteRequest, type SweGenSuiteOptions, type SweGenTaskOptions, type GeneratedTask, type SweGenMetadata, type SweGenBug, type SweGenBugKind, type SweGenSplit } from './env/swe-gen/index.js';
 
 export {
   NativePolicy,
@@ -74,7 +75,8 @@ export { train, type TrainHooks, type TrainSummary } from './train/trainer.js';
 export { resolveTrainConfig, type TrainConfig, type RunConfig, type ModelConfig, type OptimizerConfig, type TasksConfig, type RolloutConfig, type EvalConfig, type SamplerConfig } from './train/config.js';
 export { loadTrainConfig, applyOverrides, type LoadedTrainConfig } from './train/config-file.js';
 export { sft, type SftSummary } from './train/sft/sft.js';
-export { resolveSftConfig, isSftConfig, type SftTrainConfig } from './train/config.js';
+export { isSftConfig } from './train/config.js';
+export { resolveSftConfig, type SftTrainConfig } from './train/sft/options.js';
 export type { SftConfig } from './train/sft/options.js';
 export { sftLoop, sftStep, sftSequences, stepExamples, heldOutNll, type SftLoopOptions, type SftLoopResult, type SftStepResult, type SftStepRow } from './train/sft/core.js';
 export { trajectoryExample, fitLength, splitHeldOut, trainedTokens, assertFitsVocabulary, type SftExample, type OverlongPolicy } from './train/sft/example.js';

@@ -44,7 +44,7 @@ flags=(-std=gnu++17 -fsyntax-only -Wall -Wno-unused-parameter
   -DSWERL_WITH_CUDA=1 -DSWERL_WITH_NCCL=1 -DUSE_C10D_NCCL=1
   '-DSWERL_TORCH_SOURCE="check-torch2"' '-DSWERL_TORCH_DIR="none"' '-DSWERL_TORCH_LIB_DIR="none"'
   -DNAPI_VERSION=8 -DNODE_ADDON_API_DISABLE_DEPRECATED -DNAPI_CPP_EXCEPTIONS
-  -I.ci/cuda-stubs -Inative/src -Inative/cuda -I"$include" -I"$include/torch/csrc/api/include" -I"$cuda_include"
+  -I.ci/cuda-stubs -Inative/src -I"$include" -I"$include/torch/csrc/api/include" -I"$cuda_include"
   -Inode_modules/node-addon-api -I"$(dirname "$(dirname "$(command -v node)")")/include/node")
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c 'g++ "$@" {} || { echo "check-torch2: {} does not compile against libtorch '"$version"'" >&2; exit 1; }' g++ "${flags[@]}" || exit 1
 echo "check-torch2: every source compiles against libtorch $version"

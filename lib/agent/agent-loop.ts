@@ -18,7 +18,7 @@ import { ChatRenderer } from '../model/chat-template.js';
 import { parseToolCalls } from '../model/tool-calls.js';
 import { tokenizerId } from '../model/tokenizer-id.js';
 import { TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Task } from '../env/task.js';
 import type { AgentPolicy, EpisodeContext, Generation } from '../types/policy.js';
 import type { Trajectory, TurnRecord } from './trajectory.js';
 

@@ -10,7 +10,7 @@ import { setMaxListeners } from 'node:events';
 
 import { SwerlError, isInfrastructureFault } from '../errors.js';
 import type { Env } from '../env/env.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Task } from '../env/task.js';
 import { EpisodeAborted, runEpisode, type AgentLoopOptions } from './agent-loop.js';
 import type { AgentPolicy, SamplingRequest, EpisodeContext } from '../types/policy.js';
 import type { Trajectory } from './trajectory.js';

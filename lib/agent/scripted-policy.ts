@@ -22,8 +22,8 @@ import path from 'node:path';
 import { SwerlError, invalidArg } from '../errors.js';
 import { formatTextAction, parseTextAction } from '../env/actions.js';
 import { shellQuote } from '../env/sandbox/sandbox.js';
-import { patchFiles } from '../env/tasks/patch-files.js';
-import type { Task } from '../env/tasks/task.js';
+import { patchFiles } from '../env/patch-files.js';
+import type { Task } from '../env/task.js';
 import { countOccurrences } from '../env/tools/common.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
 import type { Tokenizer } from '../types/tokenizer.js';
@@ -309,7 +309,7 @@ export class TestWriterOraclePolicy extends ScriptedPolicy {
   }
 }
 
-/** What EditOraclePolicy reads of a generated task (task.metadata.sweGen: task.json's swe_gen, lib/env/tasks/swe-gen). */
+/** What EditOraclePolicy reads of a generated task (task.metadata.sweGen: task.json's swe_gen, lib/env/swe-gen). */
 interface EditableTask {
   file: string;
   language: string;
@@ -353,7 +353,7 @@ function editorCall(args: Record<string, string>): string {
 
 /**
  * A command that prints what the issue's first failing call returns, written as the issue
- * writes values (lib/env/tasks/swe-gen/values.ts: Python's repr; for JavaScript, lists as JSON
+ * writes values (lib/env/swe-gen/values.ts: Python's repr; for JavaScript, lists as JSON
  * with ", " and the rest as console.log prints them), so that its output reads against the
  * issue's "expected" at a glance. The call is the first backticked `name(...)` of the issue;
  * the module is the file at the repository's root.

@@ -1,7 +1,7 @@
 /** One episode as the trainer and the run directory see it. */
 import type { TerminationReason } from '../types/termination.js';
 import type { FinishReason } from '../types/policy.js';
-import type { PatchFlag } from '../env/reward/patch-flags.js';
+import type { PatchFlag } from '../env/env.js';
 
 export interface TurnRecord {
   /** Tokens in the context when this turn was sampled. */

@@ -2,6 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 
 import { SANDBOX_BACKENDS } from '../env/sandbox/options.js';
+import type { TrainSummary } from '../train/run.js';
 
 /** A flag's value as a whole number >= min (commander calls it with the text given). */
 export function integerArg(flag: string, min = 1): (value: string) => number {
@@ -87,4 +88,44 @@ export type Register = <A extends unknown[]>(action: (...args: A) => Promise<num
 /** --sandbox local|docker, as every verb that runs tasks takes it. */
 export function sandboxOption(): Option {
   return new Option('--sandbox <backend>', 'the sandbox backend').choices(SANDBOX_BACKENDS).default('local');
+}
+
+/**
+ * What a training command prints when its run ends (train, sft, pretrain): done or stopped,
+ * the steps and the run directory, the trainer's own lines, greedy success by step and the
+ * last checkpoint. The exit code: 130 for a stopped run (as a shell reports SIGINT), else 0.
+ */
+export function reportRun(summary: TrainSummary, lines: readonly string[] = []): number {
+  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
+  for (const line of lines) console.log(line);
+  const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
+  if (evals) console.log(`greedy success by step: ${evals}`);
+  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
+  return summary.stopped ? 130 : 0;
+}
+
+/** The run's flags every training command takes (train, sft, pretrain). */
+export interface RunFlags {
+  resume?: boolean;
+  steps?: number;
+  dir?: string;
+  printConfig?: boolean;
+}
+
+/** Adds the run's flags: --resume, --steps, --dir and --print-config. */
+export function withRunFlags(command: Command): Command {
+  return command
+    .option('--resume', 'continue the run in run.dir from its last checkpoint (run.resume=true)')
+    .option('--steps <n>', 'training steps (run.steps=N)', integerArg('--steps'))
+    .option('--dir <dir>', 'the run directory (run.dir=DIR)')
+    .option('--print-config', 'print the config with every default filled in, and exit');
+}
+
+/** The run's flags as the overrides they are shorthands for, so a field still crosses into the config once. */
+export function runFlagOverrides(flags: RunFlags): string[] {
+  return [
+    ...(flags.resume ? ['run.resume=true'] : []),
+    ...(flags.steps !== undefined ? [`run.steps=${flags.steps}`] : []),
+    ...(flags.dir !== undefined ? [`run.dir=${JSON.stringify(flags.dir)}`] : []),
+  ];
 }

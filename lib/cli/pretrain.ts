@@ -3,52 +3,37 @@ import type { Command } from 'commander';
 
 import { invalidArg } from '../errors.js';
 import { loadTrainConfig } from '../train/config-file.js';
-import { isPretrainConfig, resolvePretrainConfig } from '../train/config.js';
+import { isPretrainConfig } from '../train/config.js';
+import { resolvePretrainConfig } from '../train/pretrain/options.js';
 import { pretrain } from '../train/pretrain/pretrain.js';
 import { PROBE_KINDS } from '../train/pretrain/probes.js';
-import { integerArg, stoppable, type Register } from './flags.js';
+import { reportRun, runFlagOverrides, stoppable, withRunFlags, type Register, type RunFlags } from './flags.js';
 
-interface PretrainFlags {
-  resume?: boolean;
-  steps?: number;
-  dir?: string;
-  printConfig?: boolean;
-}
-
-async function pretrainAction(file: string, overrides: string[], flags: PretrainFlags): Promise<number> {
-  const shorthands = [
-    ...(flags.resume ? ['run.resume=true'] : []),
-    ...(flags.steps !== undefined ? [`run.steps=${flags.steps}`] : []),
-    ...(flags.dir !== undefined ? [`run.dir=${JSON.stringify(flags.dir)}`] : []),
-  ];
-  const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...shorthands]);
+async function pretrainAction(file: string, overrides: string[], flags: RunFlags): Promise<number> {
+  const { config, baseDir } = await loadTrainConfig(file, [...overrides, ...runFlagOverrides(flags)]);
   if (!isPretrainConfig(config)) throw invalidArg('swerl pretrain', `needs a config with a pretrain section, and ${file} has none`, 'see examples/pretrain-swe.json');
   if (flags.printConfig) {
     console.log(JSON.stringify(resolvePretrainConfig(config, baseDir), null, 2));
     return 0;
   }
   const summary = await stoppable('stopping after the running step', (signal) => pretrain(config, { signal, baseDir }));
-  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
-  if (summary.probes) console.log(`copy probes (held-out programs): ${PROBE_KINDS.map((k) => `${k} ${summary.probes![k].toFixed(2)}`).join(', ')}`);
-  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
-  return summary.stopped ? 130 : 0;
+  const probes = summary.probes;
+  return reportRun(summary, probes ? [`copy probes (held-out programs): ${PROBE_KINDS.map((k) => `${k} ${probes[k].toFixed(2)}`).join(', ')}`] : []);
 }
 
 export function addPretrainCommand(program: Command, register: Register): void {
-  program
-    .command('pretrain')
-    .summary('teach a model from scratch to read: reading drills, copy probes')
-    .description(
-      'Pretrains a model (usually a preset with a domain tokenizer: model.tokenizer) on reading drills: synthetic SWE episodes of ' +
-        'train-split generated programs whose every token can be had by copying from earlier in the episode (the file the issue names, ' +
-        'line K of a view, a line quoted into old_str, an echoed span). Copy probes on held-out programs measure it.',
-    )
-    .argument('<config>', 'a YAML or JSON config with a pretrain section (see examples/pretrain-swe.json)')
-    .argument('[overrides...]', 'key.path=value pairs replacing config fields')
-    .option('--resume', 'continue the run in run.dir from its last checkpoint (run.resume=true)')
-    .option('--steps <n>', 'training steps (run.steps=N)', integerArg('--steps'))
-    .option('--dir <dir>', 'the run directory (run.dir=DIR)')
-    .option('--print-config', 'print the config with every default filled in, and exit')
+  withRunFlags(
+    program
+      .command('pretrain')
+      .summary('teach a model from scratch to read: reading drills, copy probes')
+      .description(
+        'Pretrains a model (usually a preset with a domain tokenizer: model.tokenizer) on reading drills: synthetic SWE episodes of ' +
+          'train-split generated programs whose every token can be had by copying from earlier in the episode (the file the issue names, ' +
+          'line K of a view, a line quoted into old_str, an echoed span). Copy probes on held-out programs measure it.',
+      )
+      .argument('<config>', 'a YAML or JSON config with a pretrain section (see examples/pretrain-swe.json)')
+      .argument('[overrides...]', 'key.path=value pairs replacing config fields'),
+  )
     .addHelpText('after', `
 Examples:
   swerl pretrain examples/pretrain-swe.json --dir runs/reader

@@ -3,16 +3,11 @@ import type { Command } from 'commander';
 
 import { invalidArg } from '../errors.js';
 import { loadTrainConfig } from '../train/config-file.js';
-import { resolveSftConfig } from '../train/config.js';
+import { resolveSftConfig } from '../train/sft/options.js';
 import { sft } from '../train/sft/sft.js';
-import { integerArg, stoppable, type Register } from './flags.js';
+import { reportRun, runFlagOverrides, stoppable, withRunFlags, type Register, type RunFlags } from './flags.js';
 
-interface SftFlags {
-  resume?: boolean;
-  steps?: number;
-  dir?: string;
-  printConfig?: boolean;
-}
+type SftFlags = RunFlags;
 
 /** `a.b=value`, `+a.b=value`, `~a.b`: an override; anything else is a path. */
 const OVERRIDE = /^(?:\+{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)*=|~[A-Za-z_][\w-]*(?:\.[\w-]+)*$)/;
@@ -25,20 +20,11 @@ export function splitSftArguments(words: readonly string[]): { data: string[]; c
   return { data: paths.slice(0, -1), config: paths.at(-1)!, overrides };
 }
 
-/** The flags are shorthands for overrides, so a field still crosses into the config once. */
-function flagOverrides(flags: SftFlags): string[] {
-  return [
-    ...(flags.resume ? ['run.resume=true'] : []),
-    ...(flags.steps !== undefined ? [`run.steps=${flags.steps}`] : []),
-    ...(flags.dir !== undefined ? [`run.dir=${JSON.stringify(flags.dir)}`] : []),
-  ];
-}
-
 async function sftAction(words: string[], flags: SftFlags): Promise<number> {
   const { data, config: file, overrides } = splitSftArguments(words);
   // The data named here replaces the config's sft.data (taken from the working directory, as every path typed here is).
   const dataOverride = data.length ? [`sft.data=${JSON.stringify(data)}`] : [];
-  const { config, baseDir } = await loadTrainConfig(file, [...dataOverride, ...overrides, ...flagOverrides(flags)]);
+  const { config, baseDir } = await loadTrainConfig(file, [...dataOverride, ...overrides, ...runFlagOverrides(flags)]);
   if ((config.sft as { data?: unknown } | undefined)?.data === undefined)
     throw invalidArg('swerl sft', `has no data: none was named and ${file} has no sft.data`, 'name the data before the config: swerl sft conversations.jsonl config.json');
   if (flags.printConfig) {
@@ -49,29 +35,22 @@ async function sftAction(words: string[], flags: SftFlags): Promise<number> {
   // Ctrl-C as under swerl train: the step running ends, an eval's episodes are closed, what is written stays.
   const summary = await stoppable('stopping after the running step', (signal) => sft(config, { signal, baseDir }));
   const last = summary.last as { loss?: { nll?: number }; heldOut?: { nll?: number } } | undefined;
-  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
-  if (typeof last?.loss?.nll === 'number') console.log(`last step: nll ${last.loss.nll.toFixed(4)}${typeof last.heldOut?.nll === 'number' ? `, held-out nll ${last.heldOut.nll.toFixed(4)}` : ''}`);
-  const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
-  if (evals) console.log(`greedy success by step: ${evals}`);
-  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
-  return summary.stopped ? 130 : 0;
+  return reportRun(summary, typeof last?.loss?.nll === 'number' ? [`last step: nll ${last.loss.nll.toFixed(4)}${typeof last.heldOut?.nll === 'number' ? `, held-out nll ${last.heldOut.nll.toFixed(4)}` : ''}`] : []);
 }
 
 export function addSftCommand(program: Command, register: Register): void {
-  program
-    .command('sft')
-    .summary('supervised fine-tuning on chat JSONL or saved trajectories')
-    .description(
-      'Supervised fine-tuning: token-mean NLL on the assistant turns of chat conversations ({"messages": [...]} per line, rendered with the ' +
-        'Qwen3 chat template) or on the sampled tokens of saved trajectories (a run\'s trajectories/step-N.jsonl.gz, a folder of them, or a run ' +
-        'directory; ids and masks as saved). The data named replaces the config\'s sft.data; without any, sft.data is used.',
-    )
-    .usage('[options] <data...> <config> [overrides...]')
-    .argument('<data-and-config...>', 'data files or folders, then a YAML or JSON config (see examples/sft-tiny.json); key.path=value overrides anywhere')
-    .option('--resume', 'continue the run in run.dir from its last checkpoint (run.resume=true)')
-    .option('--steps <n>', 'training steps (run.steps=N)', integerArg('--steps'))
-    .option('--dir <dir>', 'the run directory (run.dir=DIR)')
-    .option('--print-config', 'print the config with every default filled in, and exit')
+  withRunFlags(
+    program
+      .command('sft')
+      .summary('supervised fine-tuning on chat JSONL or saved trajectories')
+      .description(
+        'Supervised fine-tuning: token-mean NLL on the assistant turns of chat conversations ({"messages": [...]} per line, rendered with the ' +
+          'Qwen3 chat template) or on the sampled tokens of saved trajectories (a run\'s trajectories/step-N.jsonl.gz, a folder of them, or a run ' +
+          'directory; ids and masks as saved). The data named replaces the config\'s sft.data; without any, sft.data is used.',
+      )
+      .usage('[options] <data...> <config> [overrides...]')
+      .argument('<data-and-config...>', 'data files or folders, then a YAML or JSON config (see examples/sft-tiny.json); key.path=value overrides anywhere'),
+  )
     .addHelpText('after', `
 Examples:
   swerl sft examples/sft-tiny.json                          the example's own data (sft.data)

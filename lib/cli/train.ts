@@ -3,29 +3,24 @@ import type { Command } from 'commander';
 
 import { SwerlError } from '../errors.js';
 import { loadTrainConfig } from '../train/config-file.js';
-import { isSftConfig, resolveSftConfig, resolveTrainConfig } from '../train/config.js';
+import { isSftConfig, resolveTrainConfig } from '../train/config.js';
+import { resolveSftConfig } from '../train/sft/options.js';
 import { train } from '../train/trainer.js';
-import { integerArg, stoppable, type Register } from './flags.js';
+import { integerArg, reportRun, runFlagOverrides, stoppable, withRunFlags, type Register, type RunFlags } from './flags.js';
 
-interface TrainFlags {
+interface TrainFlags extends RunFlags {
   nproc?: number;
   nnodes?: number;
   nodeRank?: number;
   masterAddr?: string;
   masterPort?: number;
-  resume?: boolean;
-  steps?: number;
-  dir?: string;
   repos?: string;
-  printConfig?: boolean;
 }
 
 /** The flags are shorthands for overrides, so a field still crosses into the config once. */
 function flagOverrides(flags: TrainFlags): string[] {
   return [
-    ...(flags.resume ? ['run.resume=true'] : []),
-    ...(flags.steps !== undefined ? [`run.steps=${flags.steps}`] : []),
-    ...(flags.dir !== undefined ? [`run.dir=${JSON.stringify(flags.dir)}`] : []),
+    ...runFlagOverrides(flags),
     ...(flags.repos !== undefined ? [`tasks.repos=${JSON.stringify(flags.repos)}`] : []),
   ];
 }
@@ -55,26 +50,19 @@ async function trainAction(file: string, overrides: string[], flags: TrainFlags)
   }
 
   // The exit hook of sandbox/cleanup.ts still kills and removes every live sandbox on a forced stop.
-  const summary = await stoppable('stopping: closing the running episodes', (signal) => train(config, { signal, baseDir }));
-  const evals = summary.evals.map((e) => `${e.step}:${e.success.toFixed(3)}`).join(' ');
-  console.log(`${summary.stopped ? 'stopped' : 'done'}: ${summary.steps} step(s) in ${summary.seconds.toFixed(1)} s, run dir ${summary.dir}`);
-  if (evals) console.log(`greedy success by step: ${evals}`);
-  if (summary.checkpoint) console.log(`last checkpoint: ${summary.checkpoint}`);
-  return summary.stopped ? 130 : 0;
+  return reportRun(await stoppable('stopping: closing the running episodes', (signal) => train(config, { signal, baseDir })));
 }
 
 export function addTrainCommand(program: Command, register: Register): void {
-  program
-    .command('train')
-    .summary('train a policy (GRPO++, DAPO, Dr. GRPO, RLOO presets) from a config')
-    .description('Train a policy from a YAML or JSON config. Relative input paths in the config (tasks.path, tasks.repos, model.path) are taken from the config file\'s folder; run.dir from the working directory.')
-    .argument('<config>', 'a YAML or JSON config file (see examples/)')
-    .argument('[overrides...]', 'key.path=value pairs replacing config fields, Hydra style (~key.path removes one)')
-    .option('--resume', 'continue the run in run.dir from its last checkpoint (run.resume=true)')
-    .option('--steps <n>', 'training steps (run.steps=N)', integerArg('--steps'))
-    .option('--dir <dir>', 'the run directory (run.dir=DIR)')
+  withRunFlags(
+    program
+      .command('train')
+      .summary('train a policy (GRPO++, DAPO, Dr. GRPO, RLOO presets) from a config')
+      .description('Train a policy from a YAML or JSON config. Relative input paths in the config (tasks.path, tasks.repos, model.path) are taken from the config file\'s folder; run.dir from the working directory.')
+      .argument('<config>', 'a YAML or JSON config file (see examples/)')
+      .argument('[overrides...]', 'key.path=value pairs replacing config fields, Hydra style (~key.path removes one)'),
+  )
     .option('--repos <dir>', 'clones for dataset rows (tasks.repos=DIR)')
-    .option('--print-config', 'print the config with every default filled in, and exit')
     .option('--nproc <n>', 'data parallel: ranks on this node, a process each (torchrun\'s --nproc-per-node)', integerArg('--nproc'))
     .option('--nnodes <n>', 'data parallel: nodes (default 1)', integerArg('--nnodes'))
     .option('--node-rank <n>', 'data parallel: this node\'s rank (default 0)', integerArg('--node-rank', 0))

@@ -5,8 +5,24 @@
  */
 import type { TerminationReason } from '../types/termination.js';
 import type { JsonToolCall } from '../types/tool-call.js';
-import type { PatchFlag } from './reward/patch-flags.js';
-import type { TestStatus } from './reward/test-log.js';
+
+/** The test runners' log formats a task may name; lib/env/reward/test-log.ts has a parser for each. */
+export const TEST_LOG_FORMATS = ['pytest', 'pytest-options', 'pytest-matplotlib', 'django', 'sympy', 'node-tap', 'node-spec'] as const;
+export type TestLogFormat = (typeof TEST_LOG_FORMATS)[number];
+
+/** A test's outcome as the runner's log reports it (lib/env/reward/test-log.ts reads the logs). */
+export type TestStatus = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
+
+/** A line a patch adds that reaches for the test runner or the grader (lib/env/reward/patch-flags.ts). */
+export interface PatchFlag {
+  file: string;
+  /** The line's number in the patched file. */
+  line: number;
+  /** The added line, trimmed (cut at 200 characters). */
+  text: string;
+  /** What it reaches for. */
+  reason: string;
+}
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -6,8 +6,8 @@
  */
 import { SwerlError } from '../errors.js';
 import { shellQuote, type Sandbox, type SandboxSpec } from './sandbox/sandbox.js';
-import { checkoutWorkTree } from './tasks/repositories.js';
-import type { Task } from './tasks/task.js';
+import { checkoutWorkTree } from './repositories.js';
+import type { Task } from './task.js';
 
 // No hooks, no fsmonitor, no external diff or textconv when swerl takes the patch. (Grading
 // happens in a fresh sandbox: nothing the candidate configured there exists.)

@@ -13,7 +13,7 @@ import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, rep
 import { gradePatch } from './reward/grade.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
-import type { Task } from './tasks/task.js';
+import type { Task } from './task.js';
 import { SweTools, TOOL_PROFILES, firstOutputLine, toolDescriptions } from './tools/index.js';
 
 const SWE_ENV_SCHEMA = {

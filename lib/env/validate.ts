@@ -4,32 +4,9 @@
  */
 import { mapBounded } from '../util/bounded.js';
 import { applyPatch } from './repo.js';
-import type { TestStatus } from './reward/test-log.js';
 import type { SandboxBackend } from './sandbox/sandbox.js';
 import { SweEnv, type SweEnvOptions } from './swe-env.js';
-import type { Task } from './tasks/task.js';
-
-export interface ValidationRun {
-  reward: 0 | 1;
-  reason: string;
-  durationMs: number;
-  /** PASS_TO_PASS tests that did not pass (a base run must have none). */
-  brokenPassToPass: string[];
-  /** Per-test statuses the grader read (absent when the tests did not run). */
-  tests?: Record<string, TestStatus>;
-}
-
-export interface TaskValidation {
-  id: string;
-  gold: ValidationRun[];
-  base: ValidationRun[];
-  /** Gold scored 1 and base 0 on every run. */
-  ok: boolean;
-  /** Some check gave different rewards on different runs. */
-  flaky: boolean;
-  /** What went wrong, when not ok. */
-  problem?: string;
-}
+import type { Task, TaskValidation, ValidationRun } from './task.js';
 
 export interface ValidateOptions {
   runs?: number;

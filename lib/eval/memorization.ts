@@ -9,9 +9,9 @@
 import { SwerlError } from '../errors.js';
 import { gradePatch } from '../env/reward/grade.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
-import { unifiedDiff } from '../env/tasks/swe-gen/diff.js';
-import type { SweGenMetadata } from '../env/tasks/swe-gen/generate.js';
-import type { Task } from '../env/tasks/task.js';
+import { unifiedDiff } from '../env/swe-gen/diff.js';
+import type { SweGenMetadata } from '../env/swe-gen/generate.js';
+import type { Task } from '../env/task.js';
 
 /** A generated task's fixes, or an error naming the task: only swe-gen tasks carry them. */
 export function sweGenFixes(task: Task): SweGenMetadata {

@@ -5,7 +5,7 @@
  * side with what the verifiers cost.
  */
 import type { Trajectory } from '../agent/trajectory.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Task } from '../env/task.js';
 import { bestOfK, type BestOfKReport } from '../tts/best-of-k.js';
 import { episodeChat, judgePrompt, scoreJudgePrompts } from '../tts/judge.js';
 import type { Candidate, SelectionRule } from '../tts/select.js';

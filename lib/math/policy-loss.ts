@@ -229,7 +229,7 @@ export async function policyLoss(
     lengthOf: 'T x vocabSize',
   });
   // The native core checks what it hands back: a non-finite loss, logprob, stat or gradient is
-  // ERR_SWERL_NUMERIC naming it (native/src/loss/value_checks.h).
+  // ERR_SWERL_NUMERIC naming it (native/src/loss/loss.h).
   return native().policyLoss({ ...tokens, logits, vocabSize }, resolved);
 }
 
@@ -273,7 +273,7 @@ export async function fusedLinearPolicyLoss(
   });
   // The core checks what it hands back, on the operands' device: the loss, stats, logprobs and
   // gradHidden always, gradWeight when its bound cannot rule out an overflow (float16 past
-  // 65504 included); any non-finite value is ERR_SWERL_NUMERIC naming it (native/src/loss/value_checks.h).
+  // 65504 included); any non-finite value is ERR_SWERL_NUMERIC naming it (native/src/loss/loss.h).
   return native().fusedLinearPolicyLoss({ ...tokens, hidden, weight, hiddenSize, vocabSize }, resolved);
 }
 

@@ -8,7 +8,7 @@ import { invalidArg } from '../errors.js';
 export type Numbers = ArrayLike<number>;
 
 /**
- * How far above 0 a logprob may come out of a sampler (native/src/loss/value_checks.h holds the
+ * How far above 0 a logprob may come out of a sampler (native/src/loss/loss.h holds the
  * same): a sampler that rounds its logsumexp apart from the logit can land a near-certain
  * token half an ulp of the logsumexp above 0, 6e-5 at logits of 2000; nothing above 1e-4 is
  * rounding (p, -log p, a sign slip are all far past it).

@@ -16,7 +16,7 @@
  * same word has no space before it.
  */
 import { invalidArg } from '../errors.js';
-import { BYTE_TO_CHAR, byteLevelAlphabet } from './byte-level.js';
+import { BYTE_LEVEL_STEP, BYTE_TO_CHAR, byteLevelAlphabet, byteLevelTokenizerJson } from './byte-level.js';
 import { addedTokensJson, CHATML_TOKENS } from './byte-tokenizer.js';
 
 /** The pre-split (a Hugging Face Split pattern, isolated): see the file's comment. */
@@ -215,32 +215,10 @@ export function trainBpe(texts: Iterable<string>, options: BpeTrainOptions): Bpe
 
   const firstAdded = vocab.size;
   const addedTokens = addedTokensJson(o.addedTokens, firstAdded);
-  const byteLevelStep = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-  const tokenizerJson = {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: addedTokens,
-    normalizer: null,
-    pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [{ type: 'Split', pattern: { Regex: o.preSplit }, behavior: 'Isolated', invert: false }, byteLevelStep],
-    },
-    post_processor: byteLevelStep,
-    decoder: byteLevelStep,
-    model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: false,
-      vocab: Object.fromEntries(vocab),
-      merges: merges.map(([a, b]) => [a, b]),
-    },
-  };
+  const tokenizerJson = byteLevelTokenizerJson(addedTokens, Object.fromEntries(vocab), merges, {
+    type: 'Sequence',
+    pretokenizers: [{ type: 'Split', pattern: { Regex: o.preSplit }, behavior: 'Isolated', invert: false }, BYTE_LEVEL_STEP],
+  });
   const specials = o.addedTokens.filter((t) => t.special).map((t) => t.content);
   const tokenizerConfig = {
     added_tokens_decoder: Object.fromEntries(addedTokens.map(({ id, ...entry }) => [String(id), entry])),

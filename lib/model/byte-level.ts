@@ -25,3 +25,36 @@ export const CHAR_TO_BYTE: ReadonlyMap<string, number> = new Map(BYTE_TO_CHAR.ma
 export function byteLevelAlphabet(): string[] {
   return [...BYTE_TO_CHAR].sort((a, b) => a.charCodeAt(0) - b.charCodeAt(0));
 }
+
+/** The ByteLevel step of tokenizer.json's pipeline (no prefix space; splitting into words, where wanted, comes before it). */
+export const BYTE_LEVEL_STEP = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false } as const;
+
+/**
+ * A byte-level BPE tokenizer.json: no normalizer, `preTokenizer` (default ByteLevel alone),
+ * ByteLevel post-processing and decoding, and a BPE model of `vocab` and `merges` with no
+ * dropout, no unknown token, no affixes and no byte fallback.
+ */
+export function byteLevelTokenizerJson(addedTokens: readonly object[], vocab: Record<string, number>, merges: readonly (readonly [string, string])[], preTokenizer: object = BYTE_LEVEL_STEP): object {
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: addedTokens,
+    normalizer: null,
+    pre_tokenizer: preTokenizer,
+    post_processor: BYTE_LEVEL_STEP,
+    decoder: BYTE_LEVEL_STEP,
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: merges.map(([a, b]) => [a, b]),
+    },
+  };
+}

@@ -3,7 +3,7 @@
  * 256..264 are ChatML's tokens. Its toFiles() is a genuine HF tokenizer.json (byte-level BPE
  * with no merges) that encodes the same, so a saved model loads in transformers and vLLM.
  */
-import { BYTE_TO_CHAR, CHAR_TO_BYTE } from './byte-level.js';
+import { BYTE_TO_CHAR, CHAR_TO_BYTE, byteLevelTokenizerJson } from './byte-level.js';
 import type { DecodeOptions, Tokenizer } from '../types/tokenizer.js';
 
 /**
@@ -92,31 +92,9 @@ export class ByteTokenizer implements Tokenizer {
 
   toFiles(): Record<string, string> {
     const addedTokens = addedTokensJson(CHATML_TOKENS, FIRST_ADDED_ID);
-    // No merges, so every byte stays its own piece; splitting text into words first
-    // (use_regex) would change nothing and is left off.
-    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-    const tokenizerJson = {
-      version: '1.0',
-      truncation: null,
-      padding: null,
-      added_tokens: addedTokens,
-      normalizer: null,
-      pre_tokenizer: byteLevel,
-      post_processor: byteLevel,
-      decoder: byteLevel,
-      model: {
-        type: 'BPE',
-        dropout: null,
-        unk_token: null,
-        continuing_subword_prefix: null,
-        end_of_word_suffix: null,
-        fuse_unk: false,
-        byte_fallback: false,
-        ignore_merges: false,
-        vocab: Object.fromEntries(BYTE_TO_CHAR.map((char, byte) => [char, byte])),
-        merges: [],
-      },
-    };
+    // No merges, so every byte stays its own piece; splitting text into words first would
+    // change nothing and is left off (ByteLevel alone, use_regex false).
+    const tokenizerJson = byteLevelTokenizerJson(addedTokens, Object.fromEntries(BYTE_TO_CHAR.map((char, byte) => [char, byte])), []);
     const tokenizerConfig = {
       added_tokens_decoder: Object.fromEntries(addedTokens.map(({ id, ...entry }) => [String(id), entry])),
       additional_special_tokens: ['<|im_start|>', '<|im_end|>'],

@@ -266,9 +266,7 @@ export class NativePolicy {
     const result = await this.exclusive(() =>
       this.handle.trainStep(nativeBatch, {
         ...loss,
-        microBatchTokens: this.options.microBatchTokens,
-        packSequences: this.options.packSequences,
-        activationCheckpointing: this.options.activationCheckpointing,
+        ...this.forwardOptions(),
         lr,
         beta1: o.betas[0],
         beta2: o.betas[1],
@@ -283,6 +281,12 @@ export class NativePolicy {
     return this.stepResult(result, lr);
   }
 
+  /** How a train step's forwards are cut and kept (the policy's own options). */
+  private forwardOptions(): { microBatchTokens: number; packSequences: boolean; activationCheckpointing: boolean } {
+    const { microBatchTokens, packSequences, activationCheckpointing } = this.options;
+    return { microBatchTokens, packSequences, activationCheckpointing };
+  }
+
   /**
    * Diagnostics: the batch's fp32 gradients by parameter name, without updating anything;
    * lossPath 'autograd' differentiates plain libtorch ops over materialized logits instead of
@@ -293,9 +297,8 @@ export class NativePolicy {
     const result = await this.exclusive(() =>
       this.handle.trainStep(nativeBatch, {
         ...loss,
-        microBatchTokens: this.options.microBatchTokens,
-        packSequences: this.options.packSequences,
-        activationCheckpointing: this.options.activationCheckpointing,
+        ...this.forwardOptions(),
+        // No update: the optimizer's fields are unused.
         lr: 0,
         beta1: 0.9,
         beta2: 0.999,

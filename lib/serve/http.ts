@@ -3,6 +3,7 @@
  * server-sent events. No framework: node:http is all the server needs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SwerlError } from '../errors.js';
 
 /** An error that becomes an OpenAI-style error response. */
 export class HttpError extends Error {
@@ -63,7 +64,7 @@ export class EventStream {
   }
 
   send(data: unknown): void {
-    if (this.res.writableEnded || this.res.destroyed) throw new Error('the client closed the stream');
+    if (this.res.writableEnded || this.res.destroyed) throw new SwerlError('ERR_SWERL_ABORTED', 'the client closed the stream');
     this.res.write(`data: ${JSON.stringify(data)}\n\n`);
   }
 

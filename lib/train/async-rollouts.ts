@@ -15,6 +15,8 @@
  * corrects the lag.
  */
 import type { Trajectory } from '../agent/trajectory.js';
+import { internalError } from '../errors.js';
+import { mean } from '../util/stats.js';
 
 /** Optimizer steps at each version: which training step's weights an optimizer step belongs to. */
 export class VersionClock {
@@ -24,7 +26,7 @@ export class VersionClock {
   mark(version: number, optimizerStep: number): void {
     const last = this.#marks.at(-1);
     if (last && (version <= last.version || optimizerStep < last.optimizerStep))
-      throw new Error(`async rollouts: version ${version} at optimizer step ${optimizerStep} follows version ${last.version} at ${last.optimizerStep}`);
+      throw internalError(`async rollouts: version ${version} at optimizer step ${optimizerStep} follows version ${last.version} at ${last.optimizerStep}`);
     this.#marks.push({ version, optimizerStep });
   }
 
@@ -101,9 +103,9 @@ export class AsyncRollouts {
 
   /** Step `step`'s batch (the weights of version step - 1 must be in place), stale trajectories replaced. */
   async take(step: number): Promise<TakenBatch> {
-    if (step !== this.#version + 1) throw new Error(`async rollouts: step ${step} taken at version ${this.#version}`);
+    if (step !== this.#version + 1) throw internalError(`async rollouts: step ${step} taken at version ${this.#version}`);
     const pending = this.#batches.get(step);
-    if (!pending) throw new Error(`async rollouts: step ${step}'s rollouts were never started`);
+    if (!pending) throw internalError(`async rollouts: step ${step}'s rollouts were never started`);
     const waitStarted = performance.now();
     const batch = await pending;
     this.#batches.delete(step);
@@ -117,14 +119,14 @@ export class AsyncRollouts {
       trajectories = [...trajectories];
       stale.forEach((i, k) => (trajectories[i] = fresh[k]!));
       const still = trajectories.filter((t) => staleness(t) > maxStaleness).length;
-      if (still > 0) throw new Error(`async rollouts: ${still} replayed trajectories are still more than ${maxStaleness} versions old`);
+      if (still > 0) throw internalError(`async rollouts: ${still} replayed trajectories are still more than ${maxStaleness} versions old`);
     }
     const behind = trajectories.map(staleness);
     return {
       trajectories,
       rounds: batch.rounds,
       episodes: batch.episodes + stale.length,
-      staleness: { mean: behind.length ? behind.reduce((a, b) => a + b, 0) / behind.length : 0, max: behind.length ? Math.max(...behind) : 0 },
+      staleness: { mean: behind.length ? mean(behind) : 0, max: behind.length ? Math.max(...behind) : 0 },
       dropped: stale.length,
       waitSeconds: (performance.now() - waitStarted) / 1000,
       collectSeconds: batch.collectSeconds,

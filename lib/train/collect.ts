@@ -6,7 +6,7 @@
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from '../agent/rollout.js';
 import type { Trajectory } from '../agent/trajectory.js';
-import { SwerlError } from '../errors.js';
+import { SwerlError, internalError } from '../errors.js';
 import { keepInformativeGroups } from '../math/reward-shaping.js';
 import type { AgentPolicy } from '../types/policy.js';
 import { mixSeed, tasksForStep } from '../util/random.js';
@@ -15,7 +15,7 @@ import type { Batch } from './async-rollouts.js';
 import type { TrainConfig } from './config.js';
 import type { Sampler } from './sampler.js';
 import { gatherTrajectories, rankShare, type AllReducer, type ParallelRun } from './parallel.js';
-import type { TaskRef } from '../env/tasks/task.js';
+import type { TaskRef } from '../env/task.js';
 import type { TaskSource } from './task-source.js';
 
 export function agentOptions(config: TrainConfig, source: TaskSource, overrides: Partial<AgentLoopOptions> = {}): AgentLoopOptions {
@@ -133,7 +133,7 @@ export async function replay(config: TrainConfig, source: TaskSource, sampler: S
   const refs = new Map(source.train.map((ref) => [ref.id, ref]));
   const items = stale.map((t): RolloutItem => {
     const ref = refs.get(t.taskId);
-    if (!ref) throw new Error(`replay: ${t.taskId} is not a training task`);
+    if (!ref) throw internalError(`replay: ${t.taskId} is not a training task`);
     return {
       taskId: ref.id,
       ...(ref.task ? { task: ref.task } : {}),

@@ -15,10 +15,8 @@ import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA } from '../model
 import { MODEL_PRESET_NAMES } from '../model/model-config.js';
 import { assertBpeTokenizerFolder } from '../model/hf-tokenizer.js';
 import { RFT_OPTIMIZER_DEFAULTS, resolveAlgorithm, type AlgorithmConfig } from './algorithms.js';
-import { resolveSftOptions, type SftConfig } from './sft/options.js';
-import { resolvePretrainOptions, type PretrainConfig } from './pretrain/options.js';
-import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
-import { SEEDS_PER_SPLIT } from '../env/tasks/swe-gen/splits.js';
+import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/swe-gen/options.js';
+import { SEEDS_PER_SPLIT } from '../env/swe-gen/splits.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
 import { CURRICULUM_SCHEMA, tierOptions } from './curriculum.js';
 
@@ -266,21 +264,6 @@ export interface TrainConfig {
   sampler: SamplerConfig;
 }
 
-/**
- * A supervised fine-tuning config (an `sft` section): the same sections, tasks optional (with
- * tasks and eval.every, greedy eval runs as in RL); algorithm and sampler are checked but unused.
- */
-export interface SftTrainConfig extends Omit<TrainConfig, 'tasks'> {
-  tasks?: TasksConfig;
-  sft: SftConfig;
-}
-
-/** A pretraining config (a `pretrain` section): reading drills instead of data or rollouts; tasks, algorithm and sampler are checked but unused. */
-export interface PretrainTrainConfig extends Omit<TrainConfig, 'tasks'> {
-  tasks?: TasksConfig;
-  pretrain: PretrainConfig;
-}
-
 const parseRun = optionsParser(RUN_SCHEMA);
 const parseModel = optionsParser(MODEL_SCHEMA);
 const parseOptimizer = optionsParser(OPTIMIZER_SCHEMA);
@@ -313,27 +296,6 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   return { ...rest, tasks: tasks! };
 }
 
-/**
- * Validates and defaults an SFT config (one with an `sft` section): the sections of
- * resolveTrainConfig with tasks optional, and sft.data taken from `baseDir` as tasks.path is.
- */
-export function resolveSftConfig(value: unknown, baseDir = process.cwd()): SftTrainConfig {
-  const raw = configObject(value);
-  if (raw.sft === undefined) throw invalidArg('config.sft', 'is required for supervised fine-tuning', 'e.g. {"data": ["conversations.jsonl"]}');
-  if (raw.pretrain !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
-  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
-  return { ...rest, ...(tasks ? { tasks } : {}), sft: resolveSftOptions(raw.sft, baseDir) };
-}
-
-/** Validates and defaults a pretraining config (one with a `pretrain` section). */
-export function resolvePretrainConfig(value: unknown, baseDir = process.cwd()): PretrainTrainConfig {
-  const raw = configObject(value);
-  if (raw.pretrain === undefined) throw invalidArg('config.pretrain', 'is required for pretraining', 'e.g. {"sequencesPerStep": 8}');
-  if (raw.sft !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
-  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
-  return { ...rest, ...(tasks ? { tasks } : {}), pretrain: resolvePretrainOptions(raw.pretrain) };
-}
-
 /** The config has a `pretrain` section: train() runs pretraining on reading drills. */
 export function isPretrainConfig(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>).pretrain !== undefined;
@@ -344,13 +306,14 @@ export function isSftConfig(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>).sft !== undefined;
 }
 
-function configObject(value: unknown): Record<string, unknown> {
+/** The config as an object, or refused. */
+export function configObject(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArg('config', 'must be an object');
   return value as Record<string, unknown>;
 }
 
 /** Every section but sft. For RL (rl: true) tasks are required and the step's batch must fit them; SFT may leave them out. */
-function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: boolean): Omit<TrainConfig, 'tasks'> & { tasks?: TasksConfig } {
+export function resolveSections(raw: Record<string, unknown>, baseDir: string, rl: boolean): Omit<TrainConfig, 'tasks'> & { tasks?: TasksConfig } {
   const known = ['run', 'tracking', 'model', 'optimizer', 'tasks', 'algorithm', 'rollout', 'eval', 'sampler', ...(rl ? [] : ['sft', 'pretrain'])];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) throw invalidArg(`config.${key}`, `is not a known section${didYouMean(key, known)}; known: ${known.join(', ')}`);

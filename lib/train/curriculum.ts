@@ -12,11 +12,11 @@
  * too, so that it does not spend steps on a tier the policy has already learned.
  */
 import { invalidArg } from '../errors.js';
-import { BUG_KINDS } from '../env/tasks/swe-gen/bugs.js';
-import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/tasks/swe-gen/options.js';
-import { LANGUAGES } from '../env/tasks/swe-gen/program.js';
+import { BUG_KINDS } from '../env/swe-gen/bugs.js';
+import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/swe-gen/options.js';
+import { LANGUAGES } from '../env/swe-gen/program.js';
 import type { Infer, Input } from '../schema.js';
-import type { TaskRef } from '../env/tasks/task.js';
+import type { TaskRef } from '../env/task.js';
 
 const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } } as const;
 

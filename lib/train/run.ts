@@ -67,6 +67,14 @@ export interface ResumePoint<S extends TrainerState = TrainerState> {
   metricsRows: Record<string, unknown>[];
 }
 
+/** Greedy success by step, from metrics rows that hold an eval (a resumed run's curve so far). */
+export function evalCurve(rows: readonly Record<string, unknown>[]): { step: number; success: number }[] {
+  return rows.flatMap((r) => {
+    const e = (r.eval as { success?: number } | undefined)?.success;
+    return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
+  });
+}
+
 export class RunShell {
   readonly dir: RunDirectory;
   #tracker: Tracker = { log: async () => undefined, close: async () => undefined };
@@ -151,6 +159,16 @@ export class RunShell {
     await this.dir.writeMetrics(rows);
     await this.#tracker.log(step, rows.at(-1)!);
     if (this.run.plots && charts) await this.dir.writeFile('curves.svg', renderChartsSvg(charts()));
+  }
+
+  /**
+   * A finished step: its row (the last of `rows`) written down, the step event, and its
+   * checkpoint when due (the lead process only).
+   */
+  async finishStep(policy: NativePolicy, state: TrainerState, rows: readonly Record<string, unknown>[], charts?: () => Chart[]): Promise<void> {
+    await this.recordStep(state.step, rows, charts);
+    this.emit({ type: 'step', step: state.step, metrics: rows.at(-1)! });
+    if (this.lead && this.checkpointDue(state.step)) await this.checkpoint(policy, state);
   }
 
   /** Saves a step's checkpoint with the trainer's state, keeps the newest run.keepCheckpoints, and says so. */

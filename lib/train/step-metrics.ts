@@ -153,14 +153,6 @@ export function stepWarnings(trajectories: readonly Trajectory[], metrics: StepR
   return warnings;
 }
 
-/** Greedy success by step, from metrics rows that hold an eval (a resumed run's curve so far). */
-export function evalCurve(rows: readonly Record<string, unknown>[]): { step: number; success: number }[] {
-  return rows.flatMap((r) => {
-    const e = (r.eval as { success?: number } | undefined)?.success;
-    return typeof e === 'number' ? [{ step: r.step as number, success: e }] : [];
-  });
-}
-
 /** The prefix cache over one step's rollouts: how many prompts reused a stored prefix, and how much. */
 export function prefixCacheDelta(now: NativePrefixCacheStats, before: NativePrefixCacheStats): Record<string, number> {
   const lookups = now.lookups - before.lookups;

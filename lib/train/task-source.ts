@@ -12,8 +12,8 @@ import { createSandboxBackend } from '../env/sandbox/backends.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
 import { assertRunnable, loadTasks } from '../env/tasks/load.js';
-import type { TaskRef } from '../env/tasks/task.js';
-import { sweGenSuiteIds, writeSweGenSuite, type SweGenSuiteRequest } from '../env/tasks/swe-gen/suite.js';
+import type { TaskRef } from '../env/task.js';
+import { sweGenSuiteIds, writeSweGenSuite, type SweGenSuiteRequest } from '../env/swe-gen/suite.js';
 import type { FrozenLakeTasksConfig, SweGenerateConfig, SweTasksConfig, TasksConfig } from './config.js';
 import { Curriculum, tierOptions, tierSeeds, type CurriculumConfig } from './curriculum.js';
 

@@ -30,11 +30,11 @@ import { pretrain } from './pretrain/pretrain.js';
 import { consoleReporter, type TrainEvent } from './progress.js';
 import { followerPolicy, referencePolicy, startingPoint, type StartingPoint } from './resume.js';
 import { rejectionLearn } from './rft/learn.js';
-import { RunShell, type TrainHooks, type TrainSummary } from './run.js';
+import { RunShell, evalCurve, type TrainHooks, type TrainSummary } from './run.js';
 import type { TrainerState } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { sft } from './sft/sft.js';
-import { LearningStallDetector, evalCurve, prefixCacheDelta, stepMetrics, stepWarnings, type StepRow } from './step-metrics.js';
+import { LearningStallDetector, prefixCacheDelta, stepMetrics, stepWarnings, type StepRow } from './step-metrics.js';
 import { openTaskSource, type TaskSource } from './task-source.js';
 
 export type { TrainHooks, TrainSummary } from './run.js';
@@ -282,10 +282,8 @@ class RlRun {
     this.lastMetrics = metrics;
 
     if (shell.lead && run.saveTrajectories) await shell.dir.writeTrajectories(step, trajectories, (_, i) => ({ shapedReward: shaped.rewards[i], advantage: shaped.advantages[i], filtered: shaped.filtered[i] === 1, kept: shaped.kept[i] === 1 }));
-    await shell.recordStep(step, this.metricsRows, () => trainingCharts(this.metricsRows));
     this.state = { step, elapsedSeconds: (performance.now() - this.clockStart) / 1000, ...(tasks.curriculum ? { curriculumTier: tasks.curriculum.tier } : {}) };
-    shell.emit({ type: 'step', step, metrics });
-    if (shell.lead && shell.checkpointDue(step)) await shell.checkpoint(policy, this.state);
+    await shell.finishStep(policy, this.state, this.metricsRows, () => trainingCharts(this.metricsRows));
   }
 
   // ---- close-out ------------------------------------------------------------------------

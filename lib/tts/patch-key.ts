@@ -5,7 +5,7 @@
  * layout (each changed line's whitespace folded to single spaces, blank lines dropped; a file
  * whose changes are whitespace only is unchanged). Language-agnostic: no parsing of the code.
  */
-import { patchBlocks, patchFiles } from '../env/tasks/patch-files.js';
+import { patchBlocks, patchFiles } from '../env/patch-files.js';
 
 interface FileEdit {
   path: string;

@@ -6,7 +6,7 @@
  * images hold theirs outside the repository) has no regression tests and every score 0.
  */
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Task } from '../env/task.js';
 import type { Slots } from '../util/bounded.js';
 import { testRuns, type TestRunOptions } from './test-run.js';
 

@@ -8,11 +8,11 @@
  */
 import { runRollouts } from '../agent/rollout.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
-import type { TestLogFormat } from '../env/reward/test-log.js';
+import type { TestLogFormat } from '../env/env.js';
 import { shellQuote, type SandboxBackend } from '../env/sandbox/sandbox.js';
 import { SweEnv } from '../env/swe-env.js';
-import { patchBlocks, patchFiles } from '../env/tasks/patch-files.js';
-import type { Task } from '../env/tasks/task.js';
+import { patchBlocks, patchFiles } from '../env/patch-files.js';
+import type { Task } from '../env/task.js';
 import type { AgentPolicy } from '../types/policy.js';
 import type { Slots } from '../util/bounded.js';
 import { testRuns, type TestRunOptions } from './test-run.js';

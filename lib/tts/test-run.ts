@@ -7,10 +7,11 @@
  */
 import { applyPatch, prepareRepository, taskSandboxSpec } from '../env/repo.js';
 import { restoreFromBase, revertTestInfrastructure, runTests } from '../env/reward/grade.js';
-import type { TestLogFormat, TestStatuses } from '../env/reward/test-log.js';
+import type { TestLogFormat } from '../env/env.js';
+import type { TestStatuses } from '../env/reward/test-log.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
-import { patchedPaths } from '../env/tasks/swe-bench.js';
-import type { Task } from '../env/tasks/task.js';
+import { patchedPaths } from '../env/patch-files.js';
+import type { Task } from '../env/task.js';
 import type { Slots } from '../util/bounded.js';
 
 export interface TestRunSpec {

@@ -7,7 +7,7 @@
 import { invalidArg } from '../errors.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
-import type { Task } from '../env/tasks/task.js';
+import type { Task } from '../env/task.js';
 import type { AgentPolicy } from '../types/policy.js';
 import { Slots } from '../util/bounded.js';
 import { regressionScores, type RegressionResult } from './regression.js';

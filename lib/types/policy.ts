@@ -30,7 +30,7 @@ export interface SamplingRequest {
 
 /**
  * Who is asking: scripted policies read it; a model ignores it. `Task` is the env's task type
- * (lib/env/tasks/task.ts), left open here so that the model layer needs nothing of the env.
+ * (lib/env/task.ts), left open here so that the model layer needs nothing of the env.
  */
 export interface EpisodeContext<Task = unknown> {
   /** The task's id (FrozenLake: its map's name). */

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { internalError } from '../errors.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -26,7 +27,7 @@ export function staticDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.join(here, 'static'), path.resolve(here, '../../../lib/view/static')];
   const found = candidates.find((dir) => existsSync(path.join(dir, 'index.html')));
-  if (!found) throw new Error(`the viewer's page is missing: no index.html in ${candidates.join(' or ')}`);
+  if (!found) throw internalError(`the viewer's page is missing: no index.html in ${candidates.join(' or ')}`);
   return found;
 }
 

@@ -4,7 +4,7 @@
  *   npm pack (of this checkout, prepare included) → a fresh project in the tmpdir (npm init -y,
  *   type module) → npm install <the tarball>, which builds the addon from source (the package's
  *   install script: cmake-js compile) → npx swerl --help, a one-step swerl train on the bundled
- *   swe-mini tasks, and the README's programs, run as written.
+ *   swe-mini tasks, and the programs of the README and of the guide pages (docs/), run as written.
  *
  * The README's programs are the ```ts / ```js blocks right after a `<!-- program -->` line
  * (anything may follow the word: `<!-- program: runs as written in test/package -->`). Each
@@ -21,7 +21,7 @@
  * @types/node to check the README's programs.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,7 +125,7 @@ t.test('npm install <the tarball> builds the addon into a copy that needs nothin
   t.ok(existsSync(path.join(installed, 'build/Release/swerl_native.node')), 'the addon was built in the installed package');
   const cmakeCache = readFileSync(path.join(installed, 'build/CMakeCache.txt'), 'utf8');
   t.notOk(cmakeCache.includes(ROOT), 'the addon build names no path of the checkout');
-  for (const shipped of ['tasks/swe-mini', 'examples/swe-mini.json', 'examples/frozenlake.json', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/env/sandbox/spawner-helper.mjs', 'dist/lib/env/sandbox/start-child.mjs', 'models/swe-reader/model.safetensors', 'models/swe-reader/tokenizer.json', 'models/swe-agent/model.safetensors', 'models/swe-agent/tokenizer.json', 'README.md', 'lib/env/reward/guard/pytest_guard.py', 'lib/env/reward/guard/node_guard.mjs'])
+  for (const shipped of ['tasks/swe-mini', 'examples/swe-mini.json', 'examples/frozenlake.json', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/env/sandbox/spawner-helper.mjs', 'dist/lib/env/sandbox/start-child.mjs', 'models/swe-reader/model.safetensors', 'models/swe-reader/tokenizer.json', 'models/swe-agent/model.safetensors', 'models/swe-agent/tokenizer.json', 'README.md', 'docs/training.md', 'lib/env/reward/guard/pytest_guard.py', 'lib/env/reward/guard/node_guard.mjs'])
     t.ok(existsSync(path.join(installed, shipped)), `the package ships ${shipped}`);
   t.end();
 });
@@ -179,9 +179,10 @@ t.test('swerl train: one step on the bundled swe-mini tasks, and the README\'s p
   writeFileSync(path.join(project, 'one-step.json'), JSON.stringify(config, null, 2));
   const training = run('npx', ['swerl', 'train', 'one-step.json'], project);
 
-  const readme = readFileSync(path.join(installed, 'README.md'), 'utf8');
-  const programs = readmePrograms(readme);
-  t.ok(programs.length > 0, 'the README marks its programs (a "<!-- program -->" line right before a ```ts block)');
+  // The README's programs and the guide pages' (docs/*.md), from the package as it ships.
+  const pages = ['README.md', ...readdirSync(path.join(installed, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+  const programs = pages.flatMap((page) => readmePrograms(readFileSync(path.join(installed, page), 'utf8')).map((p) => ({ ...p, page })));
+  t.ok(programs.filter((p) => p.page === 'README.md').length > 0, 'the README marks its programs (a "<!-- program -->" line right before a ```ts block)');
   const files = programs.map((p, i) => {
     const file = path.join(project, `readme-${i + 1}.${p.lang === 'ts' ? 'mts' : 'mjs'}`);
     writeFileSync(file, p.code);
@@ -198,8 +199,8 @@ t.test('swerl train: one step on the bundled swe-mini tasks, and the README\'s p
     }),
   );
   runs.forEach((r, i) => {
-    timings.push(`README program at line ${programs[i]!.line} ${r.seconds.toFixed(1)} s`);
-    t.equal(r.code, 0, `the README's program at line ${programs[i]!.line} runs as written`, { stdout: tail(r.stdout), stderr: tail(r.stderr) });
+    timings.push(`${programs[i]!.page} program at line ${programs[i]!.line} ${r.seconds.toFixed(1)} s`);
+    t.equal(r.code, 0, `${programs[i]!.page}'s program at line ${programs[i]!.line} runs as written`, { stdout: tail(r.stdout), stderr: tail(r.stderr) });
   });
 
   const r = await training;

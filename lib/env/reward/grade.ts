@@ -17,17 +17,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import type { RewardResult } from '../env.js';
+import type { RewardResult, TestLogFormat } from '../env.js';
+import { patchedPaths } from '../patch-files.js';
 import { SwerlError } from '../../errors.js';
 import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type PreparedRepository } from '../repo.js';
 import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
-import { patchedPaths } from '../tasks/swe-bench.js';
-import type { Task } from '../tasks/task.js';
+import type { Task } from '../task.js';
 import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
 import { patchFlags } from './patch-flags.js';
 import { r2eGymResolution, sweBenchResolution } from './resolve.js';
 import { isTestInfrastructure, needsContents, type ChangedFile } from './test-infrastructure.js';
-import { parseTestLog, type TestLogFormat, type TestStatuses } from './test-log.js';
+import { parseTestLog, type TestStatuses } from './test-log.js';
 
 export interface GradeResult extends RewardResult {
   /** The test command's output (the tail, when long). */

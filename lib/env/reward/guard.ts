@@ -19,7 +19,8 @@ import path from 'node:path';
 
 import { packageRoot } from '../../native.js';
 import { shellQuote } from '../sandbox/sandbox.js';
-import { parseTestLog, type TestLogFormat, type TestStatus, type TestStatuses } from './test-log.js';
+import type { TestLogFormat, TestStatus } from '../env.js';
+import { parseTestLog, type TestStatuses } from './test-log.js';
 
 export type GuardRunner = 'pytest' | 'node';
 

@@ -6,17 +6,8 @@
  * A flag is information for metrics and the viewer, not a zero: a fix may have a reason for any
  * of these, and grading's guard (guard.ts) judges what the code actually did.
  */
-import { patchBlocks, patchFiles } from '../tasks/patch-files.js';
-
-export interface PatchFlag {
-  file: string;
-  /** The line's number in the patched file. */
-  line: number;
-  /** The added line, trimmed (cut at 200 characters). */
-  text: string;
-  /** What it reaches for. */
-  reason: string;
-}
+import type { PatchFlag } from '../env.js';
+import { patchBlocks, patchFiles } from '../patch-files.js';
 
 const PYTHON: [RegExp, string][] = [
   [/\b(import|from)\s+(_pytest|pytest|pluggy)\b|\b_pytest\.|\bpluggy\./, 'the test runner (pytest/pluggy)'],

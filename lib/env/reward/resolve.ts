@@ -1,5 +1,6 @@
 /** Whether a run resolved its task, by the SWE-bench rule or the R2E-Gym rule. */
-import { r2eGymTestKey, type TestStatus, type TestStatuses } from './test-log.js';
+import type { TestStatus } from '../env.js';
+import { r2eGymTestKey, type TestStatuses } from './test-log.js';
 
 export interface Resolution {
   resolved: boolean;

@@ -4,7 +4,7 @@
  * runtests.py, sympy's bin/test, and node's test runner in its TAP and spec reporters. A later
  * line for the same test overrides an earlier one.
  */
-export type TestStatus = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
+import type { TestLogFormat, TestStatus } from '../env.js';
 
 /** Test id -> status. pytest ids are node ids (path::Class::test[param]). */
 export type TestStatuses = Map<string, TestStatus>;
@@ -180,8 +180,6 @@ export function parseSympyLog(log: string): TestStatuses {
   return statuses;
 }
 
-export const TEST_LOG_FORMATS = ['pytest', 'pytest-options', 'pytest-matplotlib', 'django', 'sympy', 'node-tap', 'node-spec'] as const;
-export type TestLogFormat = (typeof TEST_LOG_FORMATS)[number];
 
 const PARSERS: Record<TestLogFormat, (log: string) => TestStatuses> = {
   pytest: parsePytestLog,

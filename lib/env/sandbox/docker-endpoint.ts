@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { invalidArg } from '../../errors.js';
+import { SwerlError, invalidArg } from '../../errors.js';
 
 /** TLS file paths (PEM), read when a connection is made. */
 export interface TlsFiles {
@@ -102,7 +102,7 @@ export function readTlsFiles(tls: TlsFiles): { ca?: Buffer; cert?: Buffer; key?:
       out[part] = readFileSync(file);
     } catch (error) {
       const e = error as NodeJS.ErrnoException;
-      throw new Error(`cannot read tls.${part} ${file} (${e.code ?? e.message})`);
+      throw new SwerlError('ERR_SWERL_INVALID_ARG', `cannot read tls.${part} ${file} (${e.code ?? e.message})`);
     }
   }
   return out;

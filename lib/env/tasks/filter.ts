@@ -9,7 +9,7 @@
 import { readFile, stat } from 'node:fs/promises';
 
 import { invalidArg } from '../../errors.js';
-import type { TaskValidation } from '../validate.js';
+import type { TaskValidation } from '../task.js';
 import { readRows } from './rows.js';
 
 /** How often a task was solved: the fields of a `swerl eval` report's perTask entries read here. */

@@ -11,9 +11,9 @@ import { SwerlError, invalidArg } from '../../errors.js';
 import { r2eGymTask } from './r2e-gym.js';
 import { readRows } from './rows.js';
 import { sweBenchTask, type SweBenchOptions } from './swe-bench.js';
-import { CheckoutFinder } from './repositories.js';
+import { CheckoutFinder } from '../repositories.js';
 import { isSwerlTaskFolder, loadSwerlTaskFolder } from './swerl-folder.js';
-import type { Task, TaskProblem } from './task.js';
+import type { Task, TaskProblem } from '../task.js';
 
 export type TaskFormat = 'swerl' | 'swe-bench' | 'r2e-gym';
 

@@ -6,7 +6,7 @@
  */
 import { invalidArg } from '../../errors.js';
 import { optionsParser, type Infer } from '../../schema.js';
-import type { Task } from './task.js';
+import type { Task } from '../task.js';
 
 /** An R2E-Gym row: the fields read here; any others ride along. */
 const ROW_SCHEMA = {

@@ -4,9 +4,9 @@
  * from a test patch, and the harness's own files. SWE-rebench rows bring their own command and
  * parser name in install_config.
  */
-import type { TestLogFormat } from '../reward/test-log.js';
+import type { TestLogFormat } from '../env.js';
 import { shellQuote } from '../sandbox/sandbox.js';
-import { patchFiles } from './patch-files.js';
+import { patchFiles } from '../patch-files.js';
 
 export interface TestSpec {
   /** The command; the test directives are appended, each quoted. */

@@ -7,9 +7,9 @@
  */
 import { invalidArg } from '../../errors.js';
 import { optionsParser, type Infer } from '../../schema.js';
-import { patchFiles } from './patch-files.js';
+import { patchedPaths } from '../patch-files.js';
 import { LOG_PARSER_NAMES, sweBenchSpec, testDirectives, withDirectives } from './swe-bench-specs.js';
-import type { Task } from './task.js';
+import type { Task } from '../task.js';
 
 export interface SweBenchOptions {
   /** The test command, overriding the row's and the built-in one; the test files are appended. */
@@ -50,16 +50,6 @@ export type SweBenchRow = Infer<typeof ROW_SCHEMA>;
 const parseRow = optionsParser(ROW_SCHEMA);
 
 export const SWE_BENCH_IMAGE_TEMPLATE = 'swebench/sweb.eval.x86_64.{id}:latest';
-
-/** The paths a diff touches (after the change; with `old`, before it too: renames, deletions). */
-export function patchedPaths(patch: string, options: { old?: boolean; field?: string } = {}): string[] {
-  const paths = new Set<string>();
-  for (const file of patchFiles(patch, options.field)) {
-    if (options.old && file.oldPath !== null) paths.add(file.oldPath);
-    if (file.newPath !== null) paths.add(file.newPath);
-  }
-  return [...paths];
-}
 
 function stringList(value: string | string[], field: string): string[] {
   if (Array.isArray(value)) return value;

@@ -5,9 +5,9 @@ import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
 import { optionsParser } from '../../schema.js';
-import { TEST_LOG_FORMATS } from '../reward/test-log.js';
+import { TEST_LOG_FORMATS } from '../env.js';
 import { MAX_ROW_BYTES, decodeUtf8, parseRowText } from './rows.js';
-import type { Task } from './task.js';
+import type { Task } from '../task.js';
 
 const TASK_JSON_SCHEMA = {
   type: 'object',

@@ -114,6 +114,8 @@ export async function inspectPath(sandbox: Sandbox, target: string, options: { t
   const newline = result.stdout.indexOf(10);
   const kind = result.stdout.subarray(0, newline < 0 ? undefined : newline).toString().trim();
   if (kind !== 'dir' && kind !== 'file' && kind !== 'other' && kind !== 'missing') {
+    // A plain Error on purpose: the tool's caller makes it the agent's observation, where a
+    // SwerlError would mean the sandbox itself failed (the one error class is for what escapes).
     throw new Error(`could not inspect ${target}: ${result.output.trim() || `exit code ${result.exitCode}`}`);
   }
   const whole = kind === 'file' && options.read && result.exitCode === 0 && !result.outputLimited && !result.timedOut;

@@ -23,8 +23,8 @@
 import { formatTextAction } from '../../env/actions.js';
 import { bashObservation } from '../../env/observations.js';
 import { compactIssuePrompt, compactSystemPrompt, stepsRemainingLine } from '../../env/prompts.js';
-import { generateSweGenTask, type GeneratedTask } from '../../env/tasks/swe-gen/index.js';
-import type { SweGenTaskOptions } from '../../env/tasks/swe-gen/options.js';
+import { generateSweGenTask, type GeneratedTask } from '../../env/swe-gen/index.js';
+import type { SweGenTaskOptions } from '../../env/swe-gen/options.js';
 import { countOccurrences } from '../../env/tools/common.js';
 import { fileView, replaceOnce, toolDescriptions, toolOutput } from '../../env/tools/index.js';
 import { ByteTokenizer } from '../../model/byte-tokenizer.js';

@@ -1,7 +1,8 @@
 /** The training config's `pretrain` section: which reading drills a step is made of, and the copy probes. */
 import { SwerlError, invalidArg } from '../../errors.js';
-import { BUG_KINDS } from '../../env/tasks/swe-gen/bugs.js';
-import { LANGUAGES } from '../../env/tasks/swe-gen/program.js';
+import { configObject, resolveSections, type TasksConfig, type TrainConfig } from '../config.js';
+import { BUG_KINDS } from '../../env/swe-gen/bugs.js';
+import { LANGUAGES } from '../../env/swe-gen/program.js';
 import { optionsParser, type Infer } from '../../schema.js';
 import { DEFAULT_DRILLS, DRILL_TURNS, makeDrill, type DrillOptions, type DrillTurn } from './drills.js';
 
@@ -105,4 +106,19 @@ export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'):
     throw error;
   }
   return options;
+}
+
+/** A pretraining config (a `pretrain` section): reading drills instead of data or rollouts; tasks, algorithm and sampler are checked but unused. */
+export interface PretrainTrainConfig extends Omit<TrainConfig, 'tasks'> {
+  tasks?: TasksConfig;
+  pretrain: PretrainConfig;
+}
+
+/** Validates and defaults a pretraining config (one with a `pretrain` section). */
+export function resolvePretrainConfig(value: unknown, baseDir = process.cwd()): PretrainTrainConfig {
+  const raw = configObject(value);
+  if (raw.pretrain === undefined) throw invalidArg('config.pretrain', 'is required for pretraining', 'e.g. {"sequencesPerStep": 8}');
+  if (raw.sft !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
+  return { ...rest, ...(tasks ? { tasks } : {}), pretrain: resolvePretrainOptions(raw.pretrain) };
 }

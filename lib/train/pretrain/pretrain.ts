@@ -10,7 +10,7 @@
 import { ChatRenderer } from '../../model/chat-template.js';
 import { assertWithinContext } from '../../model/rope-scaling.js';
 import type { Tokenizer } from '../../types/tokenizer.js';
-import { resolvePretrainConfig, type PretrainTrainConfig } from '../config.js';
+import { resolvePretrainConfig, type PretrainTrainConfig } from './options.js';
 import { renderChartsSvg, seriesOf, type Chart } from '../plots.js';
 import type { TrainEvent } from '../progress.js';
 import { RunShell, type TrainHooks, type TrainSummary } from '../run.js';
@@ -137,10 +137,8 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
       metricsRows.push(metrics);
       lastMetrics = metrics;
       // The curves on probe steps and every 50 steps: drawing them every step would cost more than the step.
-      await shell.recordStep(step, metricsRows, probeNow || step % 50 === 0 ? () => pretrainCharts(metricsRows) : undefined);
       state = { step, elapsedSeconds };
-      emit({ type: 'step', step, metrics });
-      if (shell.checkpointDue(step)) await shell.checkpoint(policy, state);
+      await shell.finishStep(policy, state, metricsRows, probeNow || step % 50 === 0 ? () => pretrainCharts(metricsRows) : undefined);
     }
   } catch (error) {
     if (!shell.isRequestedStop(error)) throw await shell.numericStop(error, state.step + 1, 'optimizer.lr');

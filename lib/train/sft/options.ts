@@ -2,6 +2,7 @@
 import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
+import { configObject, resolveSections, type TasksConfig, type TrainConfig } from '../config.js';
 import { optionsParser, type Infer } from '../../schema.js';
 import { TERMINATION_REASONS } from '../../types/termination.js';
 import { SFT_FORMATS } from './data.js';
@@ -54,4 +55,25 @@ export function resolveSftOptions(raw: unknown, baseDir: string, field = 'config
   const sft = parseSftOptions(typeof value.data === 'string' ? { ...value, data: [value.data] } : value, field);
   sft.data = sft.data.map((p) => path.resolve(baseDir, p));
   return sft;
+}
+
+/**
+ * A supervised fine-tuning config (an `sft` section): the same sections, tasks optional (with
+ * tasks and eval.every, greedy eval runs as in RL); algorithm and sampler are checked but unused.
+ */
+export interface SftTrainConfig extends Omit<TrainConfig, 'tasks'> {
+  tasks?: TasksConfig;
+  sft: SftConfig;
+}
+
+/**
+ * Validates and defaults an SFT config (one with an `sft` section): the sections of
+ * resolveTrainConfig with tasks optional, and sft.data taken from `baseDir` as tasks.path is.
+ */
+export function resolveSftConfig(value: unknown, baseDir = process.cwd()): SftTrainConfig {
+  const raw = configObject(value);
+  if (raw.sft === undefined) throw invalidArg('config.sft', 'is required for supervised fine-tuning', 'e.g. {"data": ["conversations.jsonl"]}');
+  if (raw.pretrain !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
+  return { ...rest, ...(tasks ? { tasks } : {}), sft: resolveSftOptions(raw.sft, baseDir) };
 }

@@ -4,7 +4,7 @@
  * the learning-rate schedule spans run.steps optimizer steps (one per step).
  */
 import type { NativePolicy } from '../../model/native-policy.js';
-import type { PretrainTrainConfig, SftTrainConfig } from '../config.js';
+import type { TrainConfig } from '../config.js';
 import { loadConfiguredModel } from '../configured-model.js';
 import { policyOptions } from '../resume.js';
 import type { TrainerState } from '../run-dir.js';
@@ -15,7 +15,7 @@ export interface SftStart<S extends TrainerState = TrainerState> extends ResumeP
 }
 
 /** The last checkpoint when run.resume finds one, else a fresh policy (nothing saved yet). */
-export async function sftStartingPoint<S extends TrainerState = TrainerState>(config: SftTrainConfig | PretrainTrainConfig, shell: RunShell): Promise<SftStart<S>> {
+export async function sftStartingPoint<S extends TrainerState = TrainerState>(config: Pick<TrainConfig, 'model' | 'optimizer' | 'run'>, shell: RunShell): Promise<SftStart<S>> {
   const resumed = await shell.resumePoint<S>(policyOptions(config, config.run.steps, true));
   if (resumed) return { ...resumed, resumed: true };
   const policy: NativePolicy = await loadConfiguredModel(config.model, policyOptions(config, config.run.steps, false));

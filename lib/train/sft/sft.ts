@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import { assertWithinContext } from '../../model/rope-scaling.js';
 import { pinBlasToOneThread } from '../../native.js';
 import { evaluate } from '../collect.js';
-import { resolveSftConfig, type TrainConfig } from '../config.js';
+import type { TrainConfig } from '../config.js';
+import { resolveSftConfig } from './options.js';
 import type { TrainerState } from '../run-dir.js';
-import { RunShell, type TrainHooks, type TrainSummary } from '../run.js';
-import { evalCurve } from '../step-metrics.js';
+import { RunShell, evalCurve, type TrainHooks, type TrainSummary } from '../run.js';
 import { openTaskSource, type TaskSource } from '../task-source.js';
 import { sftCharts } from './charts.js';
 import { sftLoop } from './core.js';
@@ -112,10 +112,8 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
         metrics.time = { ...row.time, elapsedSeconds };
         metricsRows.push(metrics);
         lastMetrics = metrics;
-        await shell.recordStep(row.step, metricsRows, () => sftCharts(metricsRows));
         state = { step: row.step, elapsedSeconds, dataHash: hashNow };
-        emit({ type: 'step', step: row.step, metrics });
-        if (shell.checkpointDue(row.step)) await shell.checkpoint(policy, state);
+        await shell.finishStep(policy, state, metricsRows, () => sftCharts(metricsRows));
       },
     });
     stoppedEarly = result.stopped;

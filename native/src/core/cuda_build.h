@@ -1,4 +1,4 @@
-// Whether this build has the CUDA kernels (native/cuda, built with SWERL_WITH_CUDA), and the
+// Whether this build has the CUDA kernels (native/src/**/*.cu, built with SWERL_WITH_CUDA), and the
 // error a CUDA tensor meets in a build without them.
 #pragma once
 #include "core/swerl_error.h"

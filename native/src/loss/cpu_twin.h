@@ -1,4 +1,4 @@
-// The CPU twin of the CUDA fused loss (native/cuda/fused_loss.cu): the same plan
+// The CPU twin of the CUDA fused loss (loss/fused_loss.cu): the same plan
 // (tile_plan.h) over host memory, with OpenBLAS GEMMs through libtorch and the
 // element-wise steps as loops over rows. It is also the CPU path of the fused loss.
 #pragma once

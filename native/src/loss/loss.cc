@@ -1,17 +1,231 @@
-// The loss's entry over libtorch tensors: checks (options here and nowhere else), device
-// placement and the plan's raw views (tile_plan.h); the work runs in the CPU twin or the CUDA
-// kernels (device_dispatch.h).
+// The loss's entry over libtorch tensors: the checks (options here and nowhere else; values in
+// range before the loss, finite after it), device placement and the plan's raw views
+// (tile_plan.h), and where the plan runs: the CPU twin on the CPU, the CUDA kernels
+// (loss/fused_loss.cu) with cuBLAS on the current CUDA stream. The workspace comes from
+// libtorch's allocator (the caching allocator on CUDA), so it is reused across calls.
 #include "loss/loss.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <numeric>
+#include <utility>
 #include <vector>
 
+#include "core/cuda_build.h"
 #include "core/swerl_error.h"
 #include "loss/cpu_twin.h"
-#include "loss/device_dispatch.h"
+
+#ifdef SWERL_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cublas_v2.h>
+
+#include "loss/fused_kernels.h"
+#endif
 
 namespace swerl {
+
+// ---- value checks: per-token inputs in range, every number handed back finite ------------
+
+namespace {
+
+// As JavaScript prints it: NaN, Infinity, -Infinity, else the shortest round trip of a float.
+std::string js_number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", x);
+  return text;
+}
+
+std::string indexed(const char* name, int64_t i) { return std::string(name) + "[" + std::to_string(i) + "]"; }
+
+const char* dtype_name(at::ScalarType t) {
+  return t == at::kHalf ? "float16" : t == at::kBFloat16 ? "bfloat16" : "float32";
+}
+
+[[noreturn]] void throw_numeric(const NumericScope& scope, const std::string& what, double value) {
+  const std::string fix =
+      scope.dtype == at::kHalf
+          ? "float16 overflows past 65504: use dtype \"bfloat16\" (float32's range) or \"float32\", "
+            "or scale the advantages and weights down"
+          : "the inputs are past float32's range: scale the advantages, weights or logits down "
+            "(advantages normalized per group and weights summing to 1 keep every term O(1))";
+  throw Error("ERR_SWERL_NUMERIC", scope.api + ": " + what + " is " + js_number(value) + " in " +
+                                       dtype_name(scope.dtype) + "; " + fix);
+}
+
+}  // namespace
+
+void check_token_values(int64_t n, const float* old_logprobs, const float* advantages,
+                        const float* weights, const float* ref_logprobs) {
+  const auto logprobs = [&](const float* values, const char* name) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(values[i]))
+        throw_invalid(indexed(name, i) + " is " + js_number(values[i]) + "; every value must be a finite number");
+      if (values[i] > kLogprobSlack)
+        throw_invalid(indexed(name, i) + " is " + js_number(values[i]) +
+                      ", which no log-probability can be; logprobs are <= 0 (1e-4 of slack)");
+    }
+  };
+  logprobs(old_logprobs, "oldLogprobs");
+  if (ref_logprobs) logprobs(ref_logprobs, "refLogprobs");
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(advantages[i]))
+      throw_invalid(indexed("advantages", i) + " is " + js_number(advantages[i]) + "; every value must be a finite number");
+    if (!(weights[i] >= 0.0f && std::isfinite(weights[i])))
+      throw_invalid(indexed("weights", i) + " is " + js_number(weights[i]) + "; weights are finite and >= 0");
+  }
+}
+
+void require_finite(const at::Tensor& t, const char* name, const NumericScope& scope) {
+  if (t.numel() == 0) return;
+  // A sum meets every Inf and NaN (Inf + x = Inf, Inf - Inf = NaN), so a finite sum proves
+  // every element finite in one pass with no temporary. A sum past the dtype's range proves
+  // nothing; only then is each element looked at.
+  if (std::isfinite(t.sum().item<double>())) return;
+  const at::Tensor flat = t.reshape({-1});
+  const at::Tensor bad = at::isfinite(flat).logical_not().nonzero();
+  if (bad.numel() == 0) return;
+  const int64_t i = bad[0][0].item<int64_t>();
+  throw_numeric(scope, indexed(name, i), flat[i].item<double>());
+}
+
+void require_finite_forward(const LossStats& s, const at::Tensor& logprobs,
+                            const at::Tensor& entropy, const NumericScope& scope) {
+  if (!std::isfinite(s.loss)) throw_numeric(scope, "the loss", s.loss);
+  for (const auto& [name, value] :
+       {std::pair{"stats.approxKl", s.approx_kl}, {"stats.ratioMean", s.ratio_mean},
+        {"stats.ratioMax", s.ratio_max}, {"stats.entropyMean", s.entropy_mean},
+        {"stats.clipFracLow", s.clip_frac_low}, {"stats.clipFracHigh", s.clip_frac_high}}) {
+    if (!std::isfinite(value)) throw_numeric(scope, name, value);
+  }
+  require_finite(logprobs, "logprobs", scope);
+  require_finite(entropy, "entropy", scope);
+}
+
+bool fused_grad_weight_bounded(const FusedLinearForward& f, const at::Tensor& hidden) {
+  if (hidden.numel() == 0) return true;
+  at::Tensor dz = f.logit_coef.abs().to(at::kDouble);
+  if (f.has_entropy_term)
+    dz = dz + f.entropy_coef.abs().to(at::kDouble) * (f.entropy.abs().to(at::kDouble) + 1.0 / M_E);
+  const double bound =
+      double(hidden.size(0)) * dz.max().item<double>() * hidden.abs().max().item<double>();
+  // A factor 4 below float32's largest value covers the rounding of every product and sum.
+  return std::isfinite(bound) && bound < double(std::numeric_limits<float>::max()) / 4;
+}
+
+// ---- where the plan runs --------------------------------------------------------------------
+
+namespace {
+
+at::Tensor workspace(const at::Device& device, size_t bytes) {
+  return at::empty({int64_t(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+}
+
+// The caller's workspace if it has one, checked; else a new one.
+at::Tensor workspace_for(const at::Device& device, size_t bytes, const at::Tensor& given) {
+  if (!given.defined()) return workspace(device, bytes);
+  if (given.device() != device || given.scalar_type() != at::kByte || !given.is_contiguous() ||
+      size_t(given.numel()) < bytes)
+    throw_invalid("fused loss: the workspace must be a contiguous uint8 tensor of at least " +
+                  std::to_string(bytes) + " bytes on " + device.str());
+  return given;
+}
+
+// A device that neither the CPU twin nor (in this build) the CUDA kernels serve.
+[[noreturn]] void unsupported(const at::Device& device) {
+  if (device.is_cuda()) throw_no_cuda_kernels();
+  throw_invalid("the fused loss runs on the CPU or CUDA, not " + device.str());
+}
+
+#ifdef SWERL_WITH_CUDA
+cudaDataType_t cuda_type(fused::Dtype d) {
+  switch (d) {
+    case fused::Dtype::F32: return CUDA_R_32F;
+    case fused::Dtype::BF16: return CUDA_R_16BF;
+    case fused::Dtype::F16: return CUDA_R_16F;
+  }
+  return CUDA_R_32F;
+}
+
+int cublas_gemm(void* context, fused::Op op_a, fused::Op op_b, int64_t m, int64_t n, int64_t k,
+                float alpha, const void* a, fused::Dtype a_type, int64_t lda, const void* b,
+                fused::Dtype b_type, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const auto op = [](fused::Op o) { return o == fused::Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; };
+  return int(cublasGemmEx(static_cast<cublasHandle_t>(context), op(op_a), op(op_b), int(m), int(n),
+                          int(k), &alpha, a, cuda_type(a_type), int(lda), b, cuda_type(b_type),
+                          int(ldb), &beta, c, CUDA_R_32F, int(ldc), CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT));
+}
+
+cuda::Gemm current_gemm() {
+  return cuda::Gemm{cublas_gemm, at::cuda::getCurrentCUDABlasHandle()};
+}
+#endif
+
+
+size_t fused_workspace_bytes(const at::Device& device, const fused::Problem& p, bool backward) {
+  if (device.is_cpu())
+    return backward ? fused::cpu_backward_workspace_bytes(p) : fused::cpu_forward_workspace_bytes(p);
+#ifdef SWERL_WITH_CUDA
+  if (device.is_cuda())
+    return backward ? cuda::fused_backward_workspace_bytes(p) : cuda::fused_forward_workspace_bytes(p);
+#endif
+  unsupported(device);
+}
+
+LossSums run_fused_forward(const at::Device& device, const fused::Problem& p, fused::ForwardIO io,
+                           const at::Tensor& given = {}) {
+  fused::check_problem(p);
+  const size_t bytes = fused_workspace_bytes(device, p, /*backward=*/false);
+  if (device.is_cpu()) {
+    LossSums sums;
+    io.sums = &sums;
+    const at::Tensor space = workspace_for(device, bytes, given);
+    fused::cpu_forward(p, io, space.data_ptr());
+    return sums;
+  }
+#ifdef SWERL_WITH_CUDA
+  if (device.is_cuda()) {
+    const c10::cuda::CUDAGuard guard(device);
+    const at::Tensor sums = workspace(device, sizeof(LossSums));
+    io.sums = static_cast<LossSums*>(sums.data_ptr());
+    const at::Tensor space = workspace_for(device, bytes, given);
+    cuda::fused_forward(p, io, space.data_ptr(), at::cuda::getCurrentCUDAStream(), current_gemm());
+    LossSums host;
+    std::memcpy(&host, sums.cpu().data_ptr(), sizeof(LossSums));
+    return host;
+  }
+#endif
+  unsupported(device);
+}
+
+void run_fused_backward(const at::Device& device, const fused::Problem& p,
+                        const fused::BackwardIO& io, const at::Tensor& given = {}) {
+  fused::check_problem(p);
+  const size_t bytes = fused_workspace_bytes(device, p, /*backward=*/true);
+  if (device.is_cpu()) {
+    const at::Tensor space = workspace_for(device, bytes, given);
+    fused::cpu_backward(p, io, space.data_ptr());
+    return;
+  }
+#ifdef SWERL_WITH_CUDA
+  if (device.is_cuda()) {
+    const c10::cuda::CUDAGuard guard(device);
+    const at::Tensor space = workspace_for(device, bytes, given);
+    cuda::fused_backward(p, io, space.data_ptr(), at::cuda::getCurrentCUDAStream(), current_gemm());
+    return;
+  }
+#endif
+  unsupported(device);
+}
+
+}  // namespace
+
+// ---- the entry --------------------------------------------------------------------------------
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The fused linear GRPO++ loss as a plan over tiles, shared by the CUDA kernels
-// (native/cuda/fused_loss.cu) and their CPU twin (cpu_twin.cc): the same tiling, the
+// (loss/fused_loss.cu) and their CPU twin (cpu_twin.cc): the same tiling, the
 // same GEMMs with the same arguments, the same workspace layout. A backend supplies the GEMM
 // (cuBLAS column-major conventions) and the element-wise steps; this file owns the loops.
 //

@@ -7,7 +7,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include "kernels.h"  // native/cuda/kernels.h
+#include "math/cuda_kernels.h"
 #endif
 
 namespace swerl {

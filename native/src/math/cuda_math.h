@@ -1,4 +1,4 @@
-// The advantages and token-weights kernels (native/cuda/advantages.cu, token_weights.cu) over
+// The advantages and token-weights kernels (math/advantages.cu, math/token_weights.cu) over
 // CUDA tensors; results on the same device. Their CPU twins are advantages.cc and
 // token_weights.cc. In a build without the CUDA kernels both throw ERR_SWERL_CUDA.
 #pragma once

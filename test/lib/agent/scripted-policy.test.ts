@@ -15,9 +15,9 @@ import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../lib/env/tasks/load.js';
-import { writeSweGenSuite } from '../../../lib/env/tasks/swe-gen/index.js';
+import { writeSweGenSuite } from '../../../lib/env/swe-gen/index.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../lib/env/tasks/task.js';
+import type { Task } from '../../../lib/env/task.js';
 import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tasks/swe-mini');

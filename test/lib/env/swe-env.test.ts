@@ -5,7 +5,7 @@ import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import type { SandboxBackend } from '../../../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../lib/env/tasks/task.js';
+import type { Task } from '../../../lib/env/task.js';
 
 const root = t.testdir({ root: {} }) + '/root';
 const backend = new LocalSandboxBackend({ root });

@@ -12,7 +12,7 @@ import { parseAgentLoopOptions } from '../../../lib/agent/agent-loop.js';
 import { DecoyPolicy, TestWriterOraclePolicy, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../lib/env/tasks/task.js';
+import type { Task } from '../../../lib/env/task.js';
 import { regressionScores } from '../../../lib/tts/regression.js';
 import { reproductionCommand, reproductionScores, writeReproductionTests, writtenTests } from '../../../lib/tts/reproduction.js';
 import type { Candidate } from '../../../lib/tts/select.js';

@@ -12,7 +12,7 @@ import { applyPatch, prepareRepository } from '../../../../lib/env/repo.js';
 import { gradePatch, placeHiddenTests } from '../../../../lib/env/reward/grade.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../../lib/env/tasks/task.js';
+import type { Task } from '../../../../lib/env/task.js';
 
 const backend = new LocalSandboxBackend({ root: t.testdir({ root: {} }) + '/root' });
 

@@ -17,7 +17,7 @@ import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import type { Sandbox, SandboxBackend } from '../../../../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../../lib/env/tasks/task.js';
+import type { Task } from '../../../../lib/env/task.js';
 import { dockerSkipped, startPodmanService } from '../../../support/podman.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../tasks/swe-mini');

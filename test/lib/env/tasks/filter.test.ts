@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 
 import { flakyTests, judgeRow, patchSize } from '../../../../lib/env/tasks/filter.js';
-import type { TaskValidation, ValidationRun } from '../../../../lib/env/validate.js';
+import type { TaskValidation, ValidationRun } from '../../../../lib/env/task.js';
 import { ROOT, runSwerl } from '../../../support/child-process.js';
 
 const ROWS = 'test/fixtures/swe-real/rows.jsonl';

@@ -7,8 +7,8 @@ import t from 'tap';
 import { MAX_SKIPPED, loadTasks, streamTasks } from '../../../../lib/env/tasks/load.js';
 import { issueText } from '../../../../lib/env/tasks/r2e-gym.js';
 import { MAX_ROW_BYTES, MAX_ROW_CONTAINERS } from '../../../../lib/env/tasks/rows.js';
-import { patchedPaths } from '../../../../lib/env/tasks/swe-bench.js';
-import type { TaskProblem } from '../../../../lib/env/tasks/task.js';
+import { patchedPaths } from '../../../../lib/env/patch-files.js';
+import type { TaskProblem } from '../../../../lib/env/task.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../tasks/swe-mini');
 

@@ -11,8 +11,8 @@ import t from 'tap';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../../lib/env/tasks/load.js';
-import { generateSweGenTask } from '../../../../lib/env/tasks/swe-gen/generate.js';
-import { writeSweGenSuite } from '../../../../lib/env/tasks/swe-gen/suite.js';
+import { generateSweGenTask } from '../../../../lib/env/swe-gen/generate.js';
+import { writeSweGenSuite } from '../../../../lib/env/swe-gen/suite.js';
 import { DEFAULT_DRILLS, makeDrill, type DrillOptions } from '../../../../lib/train/pretrain/drills.js';
 
 const root = t.testdir({ sandboxes: {}, tasks: {} });

@@ -16,7 +16,7 @@ import { maskFailedTurns, type Trajectory } from '../../../../lib/agent/trajecto
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
-import type { Task } from '../../../../lib/env/tasks/task.js';
+import type { Task } from '../../../../lib/env/task.js';
 import { ByteTokenizer } from '../../../../lib/model/byte-tokenizer.js';
 import { selectResolved } from '../../../../lib/train/rft/select.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../../../lib/types/policy.js';

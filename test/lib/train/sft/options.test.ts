@@ -8,7 +8,8 @@ import path from 'node:path';
 import t from 'tap';
 
 import { applyOverrides } from '../../../../lib/train/config-file.js';
-import { isSftConfig, resolveSftConfig, resolveTrainConfig } from '../../../../lib/train/config.js';
+import { isSftConfig, resolveTrainConfig } from '../../../../lib/train/config.js';
+import { resolveSftConfig } from '../../../../lib/train/sft/options.js';
 
 const BASE = '/srv/experiments';
 const config = (sft: unknown, more: Record<string, unknown> = {}) => ({ run: { dir: 'runs/s' }, model: { preset: 'qwen3-tiny' }, sft, ...more });

@@ -16,7 +16,7 @@ import { runRollouts } from '../../../../lib/agent/rollout.js';
 import { EditOraclePolicy } from '../../../../lib/agent/scripted-policy.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
-import { writeSweGenSuite } from '../../../../lib/env/tasks/swe-gen/suite.js';
+import { writeSweGenSuite } from '../../../../lib/env/swe-gen/suite.js';
 import { trainBpe } from '../../../../lib/model/bpe-train.js';
 import { ByteTokenizer } from '../../../../lib/model/byte-tokenizer.js';
 import { tokenizerFromFiles } from '../../../../lib/model/hf-tokenizer.js';
