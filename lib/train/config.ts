@@ -296,6 +296,23 @@ export function resolveTrainConfig(value: unknown, baseDir = process.cwd()): Tra
   return { ...rest, tasks: tasks! };
 }
 
+/** The config of a job without rollouts: every section but tasks as resolveTrainConfig has them, tasks optional, and the job's own. */
+export type JobConfig<K extends 'sft' | 'pretrain', J> = Omit<TrainConfig, 'tasks'> & { tasks?: TasksConfig } & { [key in K]: J };
+
+/**
+ * Validates and defaults the config of a job without rollouts (an `sft` or a `pretrain`
+ * section, never both): the sections of resolveTrainConfig with tasks optional, and the job's
+ * section by its own resolver. `what` and `example` name the job in the error a config
+ * without its section gets.
+ */
+export function resolveJobConfig<K extends 'sft' | 'pretrain', J>(value: unknown, baseDir: string, key: K, resolveJob: (section: unknown) => J, what: string, example: string): JobConfig<K, J> {
+  const raw = configObject(value);
+  if (raw[key] === undefined) throw invalidArg(`config.${key}`, `is required for ${what}`, `e.g. ${example}`);
+  if (raw.sft !== undefined && raw.pretrain !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
+  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
+  return { ...rest, ...(tasks ? { tasks } : {}), [key]: resolveJob(raw[key]) } as JobConfig<K, J>;
+}
+
 /** The config has a `pretrain` section: train() runs pretraining on reading drills. */
 export function isPretrainConfig(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>).pretrain !== undefined;

@@ -1,6 +1,6 @@
 /** The training config's `pretrain` section: which reading drills a step is made of, and the copy probes. */
 import { SwerlError, invalidArg } from '../../errors.js';
-import { configObject, resolveSections, type TasksConfig, type TrainConfig } from '../config.js';
+import { resolveJobConfig, type JobConfig } from '../config.js';
 import { BUG_KINDS } from '../../env/swe-gen/bugs.js';
 import { LANGUAGES } from '../../env/swe-gen/program.js';
 import { optionsParser, type Infer } from '../../schema.js';
@@ -109,16 +109,9 @@ export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'):
 }
 
 /** A pretraining config (a `pretrain` section): reading drills instead of data or rollouts; tasks, algorithm and sampler are checked but unused. */
-export interface PretrainTrainConfig extends Omit<TrainConfig, 'tasks'> {
-  tasks?: TasksConfig;
-  pretrain: PretrainConfig;
-}
+export type PretrainTrainConfig = JobConfig<'pretrain', PretrainConfig>;
 
 /** Validates and defaults a pretraining config (one with a `pretrain` section). */
 export function resolvePretrainConfig(value: unknown, baseDir = process.cwd()): PretrainTrainConfig {
-  const raw = configObject(value);
-  if (raw.pretrain === undefined) throw invalidArg('config.pretrain', 'is required for pretraining', 'e.g. {"sequencesPerStep": 8}');
-  if (raw.sft !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
-  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
-  return { ...rest, ...(tasks ? { tasks } : {}), pretrain: resolvePretrainOptions(raw.pretrain) };
+  return resolveJobConfig(value, baseDir, 'pretrain', resolvePretrainOptions, 'pretraining', '{"sequencesPerStep": 8}');
 }

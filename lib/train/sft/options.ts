@@ -2,7 +2,7 @@
 import path from 'node:path';
 
 import { invalidArg } from '../../errors.js';
-import { configObject, resolveSections, type TasksConfig, type TrainConfig } from '../config.js';
+import { resolveJobConfig, type JobConfig } from '../config.js';
 import { optionsParser, type Infer } from '../../schema.js';
 import { TERMINATION_REASONS } from '../../types/termination.js';
 import { SFT_FORMATS } from './data.js';
@@ -61,19 +61,12 @@ export function resolveSftOptions(raw: unknown, baseDir: string, field = 'config
  * A supervised fine-tuning config (an `sft` section): the same sections, tasks optional (with
  * tasks and eval.every, greedy eval runs as in RL); algorithm and sampler are checked but unused.
  */
-export interface SftTrainConfig extends Omit<TrainConfig, 'tasks'> {
-  tasks?: TasksConfig;
-  sft: SftConfig;
-}
+export type SftTrainConfig = JobConfig<'sft', SftConfig>;
 
 /**
  * Validates and defaults an SFT config (one with an `sft` section): the sections of
  * resolveTrainConfig with tasks optional, and sft.data taken from `baseDir` as tasks.path is.
  */
 export function resolveSftConfig(value: unknown, baseDir = process.cwd()): SftTrainConfig {
-  const raw = configObject(value);
-  if (raw.sft === undefined) throw invalidArg('config.sft', 'is required for supervised fine-tuning', 'e.g. {"data": ["conversations.jsonl"]}');
-  if (raw.pretrain !== undefined) throw invalidArg('config.pretrain', 'and config.sft make two jobs of one config', 'keep one: pretrain, then fine-tune from its checkpoint');
-  const { tasks, ...rest } = resolveSections(raw, baseDir, false);
-  return { ...rest, ...(tasks ? { tasks } : {}), sft: resolveSftOptions(raw.sft, baseDir) };
+  return resolveJobConfig(value, baseDir, 'sft', (section) => resolveSftOptions(section, baseDir), 'supervised fine-tuning', '{"data": ["conversations.jsonl"]}');
 }
