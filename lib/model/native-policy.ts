@@ -21,7 +21,7 @@ import {
   parsePolicyOptions,
   parseSaveOptions,
   type GenerateOptions,
-  type ProcessGroupOptions,
+  type ProcessGroupInput,
   type NativePolicyLoadOptions,
   type NativePolicyOptions,
   type SaveOptions,
@@ -321,7 +321,7 @@ export class NativePolicy {
    * shares of a batch, with token weights of the global batch, take the step one process would
    * take on the whole batch, and keep identical weights.
    */
-  async joinGroup(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<void> {
+  async joinGroup(options: ProcessGroupInput): Promise<void> {
     const o = groupOptions(options);
     const build = native().buildInfo();
     const cuda = this.options.device !== 'cpu';

@@ -6,10 +6,10 @@
  */
 import { SwerlError, invalidArg } from '../errors.js';
 import { native, type NativeGroupHandle } from '../native.js';
-import { parseProcessGroupOptions, type ProcessGroupOptions } from './native-policy-options.js';
+import { parseProcessGroupOptions, type ProcessGroupInput, type ProcessGroupOptions } from './native-policy-options.js';
 
 /** A process group's options, checked and defaulted (every join's first step). */
-export function groupOptions(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): ProcessGroupOptions {
+export function groupOptions(options: ProcessGroupInput): ProcessGroupOptions {
   const o = parseProcessGroupOptions(options, 'options');
   if (o.rank >= o.worldSize) throw invalidArg('options.rank', `is ${o.rank} and worldSize ${o.worldSize}`, 'ranks are 0 to worldSize - 1');
   return o;
@@ -35,7 +35,7 @@ export class ProcessGroupChannel {
   }
 
   /** Joins (blocks until every rank has). */
-  static async join(options: Partial<ProcessGroupOptions> & Pick<ProcessGroupOptions, 'rank' | 'worldSize'>): Promise<ProcessGroupChannel> {
+  static async join(options: ProcessGroupInput): Promise<ProcessGroupChannel> {
     const o = groupOptions(options);
     if (o.backend === 'nccl') throw invalidArg('options.backend', 'is "nccl"; a channel outside a policy carries host numbers over Gloo', 'leave it out');
     assertBackendBuilt('gloo');

@@ -22,7 +22,6 @@ import { CURRICULUM_SCHEMA, tierOptions } from './curriculum.js';
 
 /** Counts past these can only be typos (an integer 1e300 is still an integer). */
 const STEPS = { type: 'integer', minimum: 1, maximum: 10_000_000 } as const;
-const COUNT = integer;
 
 const RUN_SCHEMA = {
   type: 'object',
@@ -37,7 +36,7 @@ const RUN_SCHEMA = {
     /** Continue from the last checkpoint in dir (same task order and random state). */
     resume: { type: 'boolean', default: false },
     checkpointEvery: { ...STEPS, default: 5 },
-    keepCheckpoints: COUNT(1, 1000, 2),
+    keepCheckpoints: integer(1, 1000, 2),
     /** Write every trajectory to trajectories/step-N.jsonl.gz. */
     saveTrajectories: { type: 'boolean', default: true },
     plots: { type: 'boolean', default: true },
@@ -73,7 +72,7 @@ const OPTIMIZER_SCHEMA = {
   additionalProperties: false,
   properties: {
     ...ADAMW_FIELDS,
-    warmupSteps: COUNT(0, 10_000_000, 0),
+    warmupSteps: integer(0, 10_000_000, 0),
     schedule: { enum: ['constant', 'cosine'], default: 'constant' },
     maxGradNorm: MODEL_FIELDS.maxGradNorm,
   },
@@ -91,7 +90,7 @@ const FROZEN_LAKE_SCHEMA = {
     size: { type: 'integer', minimum: 2, maximum: 32, default: 4 },
     holeDensity: { type: 'number', minimum: 0, maximum: 0.9, default: 0.2 },
     slippery: { type: 'boolean', default: false },
-    maxSteps: COUNT(1, 1000, 10),
+    maxSteps: integer(1, 1000, 10),
     /** FrozenLakeEnv's prompt style: 'short' for byte-level models from scratch. */
     prompt: { enum: ['full', 'short'], default: 'full' },
     /** Map seeds trained on. */
@@ -103,7 +102,7 @@ const FROZEN_LAKE_SCHEMA = {
      * moves whatever the map, so a model from scratch learns to answer with a move and nothing
      * about which move is right. 0 = none.
      */
-    formatWarmupSteps: COUNT(0, 1_000_000, 0),
+    formatWarmupSteps: integer(0, 1_000_000, 0),
     formatWarmupLr: { type: 'number', exclusiveMinimum: 0, maximum: MAX_LR, default: 1e-3 },
   },
 } as const;
@@ -119,14 +118,14 @@ const GENERATE_SCHEMA = {
   type: 'object',
   required: ['train', 'heldout'],
   properties: {
-    train: COUNT(1, 1_000_000),
-    heldout: COUNT(0, 1_000_000),
+    train: integer(1, 1_000_000),
+    heldout: integer(0, 1_000_000),
     /**
      * Where the run's seeds start in each split (default 0): the train suite, or the curriculum's
      * tiers, from train seed firstSeed on, the held-out suite from held-out seed firstSeed on.
      * Runs with firstSeeds further apart than their task counts draw disjoint tasks.
      */
-    firstSeed: COUNT(0, SEEDS_PER_SPLIT - 1),
+    firstSeed: integer(0, SEEDS_PER_SPLIT - 1),
   },
 } as const;
 export type SweGenerateConfig = Omit<Infer<typeof GENERATE_SCHEMA>, keyof SweGenTaskOptions> & Partial<SweGenTaskOptions>;
@@ -177,14 +176,14 @@ const ROLLOUT_ENGINE_SCHEMA = {
   additionalProperties: true,
   properties: {
     /** Tasks (groups) per training step. */
-    tasksPerStep: COUNT(1, 100_000, 4),
+    tasksPerStep: integer(1, 100_000, 4),
     /** n: samples per task. */
-    samplesPerTask: COUNT(1, 1024, 8),
+    samplesPerTask: integer(1, 1024, 8),
     /** Episodes (sandboxes) in flight. */
-    concurrency: COUNT(1, 4096, 8),
+    concurrency: integer(1, 4096, 8),
     /** Generations in flight (0 = no bound beyond concurrency). */
-    generationConcurrency: COUNT(0, 4096, 0),
-    retries: COUNT(0, 100, 2),
+    generationConcurrency: integer(0, 4096, 0),
+    retries: integer(0, 100, 2),
     /** Sampling other than pure temperature makes the sampler's logprobs the wrong distribution; refused unless true. */
     allowNonPureSampling: { type: 'boolean', default: false },
     /**
@@ -193,7 +192,7 @@ const ROLLOUT_ENGINE_SCHEMA = {
      */
     mode: { enum: ['sync', 'async'], default: 'sync' },
     /** Async: how many training steps behind the trained weights a trajectory's sampler may be (0 = the sync schedule). */
-    maxStaleness: COUNT(0, 64, ROLLOUT_MAX_STALENESS_DEFAULT),
+    maxStaleness: integer(0, 64, ROLLOUT_MAX_STALENESS_DEFAULT),
   },
 } as const;
 type RolloutEngineFields = Infer<{ type: 'object'; properties: (typeof ROLLOUT_ENGINE_SCHEMA)['properties'] }>;
@@ -208,14 +207,14 @@ const EVAL_SCHEMA = {
   additionalProperties: false,
   properties: {
     /** Evaluate every k steps (and before the first and after the last); 0 = never. */
-    every: COUNT(0, 10_000_000, 0),
+    every: integer(0, 10_000_000, 0),
     /**
      * The eval before the first step (step 0). Off for a run that starts from a checkpoint another
      * run has just measured on the same tasks (a phase of a recipe): the same number again.
      */
     atStart: { type: 'boolean', default: true },
     /** Runs per eval task (greedy runs repeat exactly on deterministic envs). */
-    samples: COUNT(1, 1024, 1),
+    samples: integer(1, 1024, 1),
     temperature: { ...TEMPERATURE_SCHEMA, default: 0 },
   },
 } as const;
@@ -246,7 +245,7 @@ const SAMPLER_SCHEMA = {
      * The gap between the two is logged every step either way.
      */
     oldLogprobs: { enum: ['learner', 'sampler'], default: 'learner' },
-    requestTimeoutMs: COUNT(1, 86_400_000, 600_000),
+    requestTimeoutMs: integer(1, 86_400_000, 600_000),
   },
 } as const;
 export type SamplerConfig = Infer<typeof SAMPLER_SCHEMA>;

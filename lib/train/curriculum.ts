@@ -15,7 +15,7 @@ import { invalidArg } from '../errors.js';
 import { BUG_KINDS } from '../env/swe-gen/bugs.js';
 import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/swe-gen/options.js';
 import { LANGUAGES } from '../env/swe-gen/program.js';
-import type { Infer, Input } from '../schema.js';
+import type { Infer } from '../schema.js';
 import type { TaskRef } from '../env/task.js';
 
 const RANGE = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'integer', minimum: 1, maximum: 1000 }, max: { type: 'integer', minimum: 1, maximum: 1000 } } } as const;
@@ -61,8 +61,6 @@ export const CURRICULUM_SCHEMA = {
 } as const;
 /** A curriculum as resolved (every default filled). */
 export type CurriculumConfig = Infer<typeof CURRICULUM_SCHEMA>;
-/** A curriculum as a config may give it (advanceAt, devTasks, checkEvery and placement defaulted). */
-export type CurriculumInput = Input<typeof CURRICULUM_SCHEMA>;
 export type CurriculumTierConfig = CurriculumConfig['tiers'][number];
 
 /** Each tier's swe-gen knobs: the generate knobs under the tier's. Unknown kinds or languages are refused by name. */

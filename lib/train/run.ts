@@ -151,24 +151,19 @@ export class RunShell {
   }
 
   /**
-   * A finished step written down: metrics.jsonl (every row so far), the tracker, and the
-   * curves when the run plots them and `charts` is given.
-   */
-  async recordStep(step: number, rows: readonly Record<string, unknown>[], charts?: () => Chart[]): Promise<void> {
-    if (!this.lead) return;
-    await this.dir.writeMetrics(rows);
-    await this.#tracker.log(step, rows.at(-1)!);
-    if (this.run.plots && charts) await this.dir.writeFile('curves.svg', renderChartsSvg(charts()));
-  }
-
-  /**
    * A finished step: its row (the last of `rows`) written down, the step event, and its
    * checkpoint when due (the lead process only).
    */
   async finishStep(policy: NativePolicy, state: TrainerState, rows: readonly Record<string, unknown>[], charts?: () => Chart[]): Promise<void> {
-    await this.recordStep(state.step, rows, charts);
-    this.emit({ type: 'step', step: state.step, metrics: rows.at(-1)! });
-    if (this.lead && this.checkpointDue(state.step)) await this.checkpoint(policy, state);
+    const { step } = state;
+    if (this.lead) {
+      await this.dir.writeMetrics(rows);
+      await this.#tracker.log(step, rows.at(-1)!);
+      if (this.run.plots && charts) await this.dir.writeFile('curves.svg', renderChartsSvg(charts()));
+    }
+    this.emit({ type: 'step', step, metrics: rows.at(-1)! });
+    // Every run.checkpointEvery steps, and the last.
+    if (this.lead && (step % this.run.checkpointEvery === 0 || step === this.run.steps)) await this.checkpoint(policy, state);
   }
 
   /** Saves a step's checkpoint with the trainer's state, keeps the newest run.keepCheckpoints, and says so. */
@@ -178,11 +173,6 @@ export class RunShell {
     const dir = this.dir.checkpointDir(state.step);
     this.emit({ type: 'checkpoint', step: state.step, dir });
     return dir;
-  }
-
-  /** Whether `step` is one to checkpoint: every run.checkpointEvery steps, and the last. */
-  checkpointDue(step: number): boolean {
-    return step % this.run.checkpointEvery === 0 || step === this.run.steps;
   }
 
   /**
