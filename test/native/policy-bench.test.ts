@@ -44,9 +44,11 @@ t.test('swerl_policy_bench --profile on the CPU', async (t) => {
     t.equal(phases[0]!.phase, 'other', 'time outside every phase is reported first, as "other"');
   }
 
+  // norm: each layer's input and post-attention norms and the final one; the q/k norms are in
+  // rotary's entries (model/norm.h: one step with the rotary, one kernel on CUDA).
   const train = entries(report.train[0]!.phases);
   t.match(train, {
-    embedding: 1, 'attention.proj': 2 * LAYERS, attention: LAYERS, mlp: LAYERS, norm: 4 * LAYERS + 1,
+    embedding: 1, 'attention.proj': 2 * LAYERS, attention: LAYERS, mlp: LAYERS, norm: 2 * LAYERS + 1, rotary: 2 * LAYERS + 1,
     loss: 1, backward: 1, 'backward.mlp': LAYERS, 'backward.attention': LAYERS, 'loss.backward': 1,
     'grad.norm': 1, optimizer: 1, 'weights.copy': 1,
   }, 'a packed train step of 2 sequences in one micro-batch enters each phase as the model says');
@@ -54,7 +56,7 @@ t.test('swerl_policy_bench --profile on the CPU', async (t) => {
   for (const g of report.generation) {
     const decode = entries(g.decodePhases);
     t.match(decode, {
-      embedding: 1, 'attention.mask': 1, 'kv-cache': LAYERS, attention: LAYERS, mlp: LAYERS, norm: 4 * LAYERS + 1,
+      embedding: 1, 'attention.mask': 1, 'kv-cache': LAYERS, attention: LAYERS, mlp: LAYERS, norm: 2 * LAYERS + 1,
       'lm-head': 1, sampler: 1, 'host-copy': 3, rotary: 2 * LAYERS + 1,
     }, `batch ${g.batch}: one decode step's phases (host copies: positions, sampling parameters, results)`);
     t.notOk('optimizer' in decode || 'backward' in decode, 'no training phase in a decode step');

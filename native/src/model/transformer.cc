@@ -12,6 +12,7 @@
 #include "core/profile.h"
 #include "core/swerl_error.h"
 #include "model/attention.h"
+#include "model/norm.h"
 #include "model/rope.h"
 
 namespace swerl {
@@ -29,18 +30,6 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
   }
   return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
 }
-
-namespace {
-
-// rotate_half(x) = cat(-x2, x1) over the last dimension, x = cat(x1, x2).
-at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  profile::Phase phase("rotary");
-  const int64_t half = x.size(-1) / 2;
-  const at::Tensor rotated = at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rotated * sin;
-}
-
-}  // namespace
 
 Transformer::Transformer(const ModelConfig& config, at::Device device, at::ScalarType dtype)
     : config_(config), device_(device), dtype_(dtype) {
@@ -78,13 +67,6 @@ int64_t Transformer::parameter_index(const std::string& name) const {
   throw Error("ERR_SWERL_CHECKPOINT", "the model has no parameter named '" + name + "'");
 }
 
-at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  profile::Phase phase("norm");
-  const at::Tensor x32 = x.to(at::kFloat);
-  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, true) + config_.rms_norm_eps);
-  return weight * normed.to(x.scalar_type());
-}
-
 void Transformer::rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const {
   profile::Phase phase("rotary");
   const at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [..., D/2]
@@ -106,16 +88,12 @@ at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tens
   at::Tensor q, k, v, mid;
   {
     profile::Phase phase("attention.proj");
-    const at::Tensor h = rms_norm(x, w.input_norm);
+    const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
     q = linear(h, w.q, w.q_bias).view({B, T, config_.num_heads, D});
     k = linear(h, w.k, w.k_bias).view({B, T, config_.num_kv_heads, D});
     v = linear(h, w.v, w.v_bias).view({B, T, config_.num_kv_heads, D}).transpose(1, 2);
-    if (config_.qk_norm) {
-      q = rms_norm(q, w.q_norm);
-      k = rms_norm(k, w.k_norm);
-    }
-    q = apply_rotary(q.transpose(1, 2), cos, sin);
-    k = apply_rotary(k.transpose(1, 2), cos, sin);
+    q = norm_rotary(q, config_.qk_norm ? w.q_norm : at::Tensor(), cos, sin, config_.rms_norm_eps).transpose(1, 2);
+    k = norm_rotary(k, config_.qk_norm ? w.k_norm : at::Tensor(), cos, sin, config_.rms_norm_eps).transpose(1, 2);
   }
   at::Tensor attended;
   {
@@ -129,7 +107,7 @@ at::Tensor Transformer::layer(int64_t index, const at::Tensor& x, const at::Tens
   at::Tensor out;
   {
     profile::Phase phase("mlp");
-    const at::Tensor g = rms_norm(mid, w.post_norm);
+    const at::Tensor g = rms_norm(mid, w.post_norm, config_.rms_norm_eps);
     out = mid + linear(at::silu(linear(g, w.gate, at::Tensor())) * linear(g, w.up, at::Tensor()), w.down, at::Tensor());
   }
   if (profile::active() && out.requires_grad()) {
@@ -213,7 +191,7 @@ at::Tensor Transformer::forward(const at::Tensor& ids, bool checkpoint, const st
       x = forward_layer(i, x, cos, sin, segments);
     }
   }
-  return rms_norm(x, final_norm_);
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
 }
 
 at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t first_slot) const {
@@ -232,7 +210,7 @@ at::Tensor Transformer::prefill(const at::Tensor& ids, KvCache& cache, int64_t f
       return causal_attention(q, k, v);
     });
   }
-  return rms_norm(x, final_norm_);
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
 }
 
 at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t slot, int64_t start) const {
@@ -252,7 +230,7 @@ at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t sl
                                     cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), start);
     });
   }
-  return rms_norm(x, final_norm_);
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
 }
 
 at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& positions_in, KvCache& cache,
@@ -264,7 +242,7 @@ at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& position
     positions = positions_in.to(device_, at::kLong);
   }
   at::Tensor cos, sin;
-  rotary_tables(positions.view({B, 1, 1}), cos, sin);  // [B, 1, 1, D]: per row, per head
+  rotary_tables(positions.view({B, 1}), cos, sin);  // [B, 1, D]: a table per row (T = 1)
   const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
   at::Tensor slots, allowed;
   {
@@ -286,7 +264,7 @@ at::Tensor Transformer::decode(const at::Tensor& ids, const at::Tensor& position
                                      cache.values(i).narrow(0, 0, B).narrow(2, 0, keys), allowed);
     });
   }
-  return rms_norm(x, final_norm_).squeeze(1);
+  return rms_norm(x, final_norm_, config_.rms_norm_eps).squeeze(1);
 }
 
 at::Tensor Transformer::embed(const at::Tensor& ids) const {

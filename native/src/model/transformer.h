@@ -65,7 +65,6 @@ class Transformer {
   // returns [B, nh, T, D].
   at::Tensor layer(int64_t index, const at::Tensor& x, const at::Tensor& cos,
                    const at::Tensor& sin, const Attend& attend) const;
-  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor embed(const at::Tensor& ids) const;  // ids on any device: rows of the embedding
   void rotary_tables(const at::Tensor& positions, at::Tensor& cos, at::Tensor& sin) const;
 
