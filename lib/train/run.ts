@@ -192,6 +192,24 @@ export class RunShell {
     );
   }
 
+  /**
+   * Runs a supervised job's steps (sft(), pretrain()) and says whether they stopped early: a
+   * requested stop ends them early, a non-finite loss ends the run naming the step that failed
+   * (`failing()`) and the learning rate; the tracker closes and the policy is freed however
+   * they end.
+   */
+  async runSteps(policy: { dispose(): void }, failing: () => number, steps: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await steps();
+    } catch (error) {
+      if (!this.isRequestedStop(error)) throw await this.numericStop(error, failing(), 'optimizer.lr');
+      return true;
+    } finally {
+      await this.close();
+      policy.dispose();
+    }
+  }
+
   /** Closes the tracker (the events file complete, the W&B run finished); later calls do nothing. */
   async close(): Promise<void> {
     await this.#tracker.close();

@@ -21,7 +21,7 @@ import { pendingRemoval, removeAtExit, removePendingSync } from './docker-reaper
 import type { HostLease } from './docker-host.js';
 import { execResult } from './exec-result.js';
 import { OutputCollector } from './output.js';
-import { readFileThroughExec, writeFileThroughExec, type ExecOptions, type ExecResult, type Sandbox, type SandboxLimits } from './sandbox.js';
+import { ExecFilesSandbox, type ExecOptions, type ExecResult, type SandboxLimits } from './sandbox.js';
 
 /** How long a stopped command's stream may take to end before the next step (sweep, then cut). */
 const STOP_GRACE_MS = 5_000;
@@ -30,7 +30,7 @@ interface RunningExec {
   marker: string;
 }
 
-export class DockerSandbox implements Sandbox {
+export class DockerSandbox extends ExecFilesSandbox {
   destroyed = false;
   private readonly running = new Set<RunningExec>();
   private readonly inflight = new Set<Promise<unknown>>();
@@ -47,8 +47,9 @@ export class DockerSandbox implements Sandbox {
     readonly workdir: string,
     private readonly container: Docker.Container,
     private readonly lease: HostLease,
-    private readonly limits: SandboxLimits,
+    protected readonly limits: SandboxLimits,
   ) {
+    super();
     removeAtExit(container.id, lease.connection);
     this.untrack = track(this);
   }
@@ -66,14 +67,6 @@ export class DockerSandbox implements Sandbox {
     };
     result.then(done, done);
     return result;
-  }
-
-  readFile(file: string): Promise<Buffer> {
-    return readFileThroughExec(this, file, this.limits.maxFileBytes);
-  }
-
-  writeFile(file: string, data: string | Uint8Array): Promise<void> {
-    return writeFileThroughExec(this, file, data);
   }
 
   destroy(): Promise<void> {

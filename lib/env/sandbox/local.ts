@@ -34,8 +34,7 @@ import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions 
 import { OWN_START, ownerAlive } from './owner.js';
 import {
   LABEL_PATTERN,
-  readFileThroughExec,
-  writeFileThroughExec,
+  ExecFilesSandbox,
   type ExecOptions,
   type ExecResult,
   type Sandbox,
@@ -430,7 +429,7 @@ interface RunningCommand {
   exit: Promise<void>;
 }
 
-class LocalSandbox implements Sandbox {
+class LocalSandbox extends ExecFilesSandbox {
   destroyed = false;
   private readonly running = new Set<RunningCommand>();
   private readonly untrack: () => void;
@@ -442,11 +441,12 @@ class LocalSandbox implements Sandbox {
     readonly workdir: string,
     private readonly dir: string,
     private readonly uid: number,
-    private readonly limits: SandboxLimits,
+    protected readonly limits: SandboxLimits,
     private readonly confinement: Confinement,
     private readonly release: () => Promise<void>,
     specEnv: Record<string, string>,
   ) {
+    super();
     this.env = { ...baseEnvironment(id), ...specEnv };
     this.untrack = track(this);
   }
@@ -506,14 +506,6 @@ class LocalSandbox implements Sandbox {
         },
       );
     });
-  }
-
-  readFile(file: string): Promise<Buffer> {
-    return readFileThroughExec(this, file, this.limits.maxFileBytes);
-  }
-
-  writeFile(file: string, data: string | Uint8Array): Promise<void> {
-    return writeFileThroughExec(this, file, data);
   }
 
   /** One removal however often it is asked for: a second caller (the signal path) waits for it. */

@@ -136,27 +136,38 @@ export function sandboxPath(workdir: string, file: string): string {
 }
 
 /**
- * readFile and writeFile through exec (`cat`), shared by the backends: the file is read and
- * written by the sandbox's own user, so links inside the work tree cannot reach the host.
+ * What both backends' sandboxes share: files read and written through the sandbox's own exec
+ * (`cat`), by the sandbox's own user, so links inside the work tree cannot reach the host.
  */
-export async function readFileThroughExec(sandbox: Sandbox, file: string, maxBytes: number): Promise<Buffer> {
-  const result = await sandbox.exec(`cat -- ${shellQuote(sandboxPath(sandbox.workdir, file))}`, { maxOutputBytes: maxBytes });
-  if (result.exitCode !== 0 || result.outputLimited) {
-    const why = result.outputLimited ? `larger than maxFileBytes (${maxBytes})` : result.stderr.toString().trim();
-    throw new SwerlError('ERR_SWERL_SANDBOX', `cannot read ${file}: ${why}`);
-  }
-  return result.stdout;
-}
+export abstract class ExecFilesSandbox implements Sandbox {
+  abstract readonly id: string;
+  abstract readonly label: string;
+  abstract readonly workdir: string;
+  abstract readonly destroyed: boolean;
+  protected abstract readonly limits: SandboxLimits;
+  abstract exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  abstract destroy(): Promise<void>;
 
-export async function writeFileThroughExec(sandbox: Sandbox, file: string, data: string | Uint8Array): Promise<void> {
-  const target = shellQuote(sandboxPath(sandbox.workdir, file));
-  const prepare = `mkdir -p -- "$(dirname -- ${target})"`;
-  const result = await sandbox.exec(`${prepare} && cat > ${target}`, { stdin: data });
-  if (result.exitCode === 0) return;
-  // When the command fails before reading its input, a Docker API server may report its own
-  // broken stdin pipe instead of the command's error (seen with podman's attach); the same
-  // write without input says why it failed.
-  const probe = await sandbox.exec(`${prepare} && : > ${target}`);
-  const reason = probe.exitCode !== 0 ? probe.output : result.output;
-  throw new SwerlError('ERR_SWERL_SANDBOX', `cannot write ${file}: ${reason.trim()}`);
+  async readFile(file: string): Promise<Buffer> {
+    const maxBytes = this.limits.maxFileBytes;
+    const result = await this.exec(`cat -- ${shellQuote(sandboxPath(this.workdir, file))}`, { maxOutputBytes: maxBytes });
+    if (result.exitCode !== 0 || result.outputLimited) {
+      const why = result.outputLimited ? `larger than maxFileBytes (${maxBytes})` : result.stderr.toString().trim();
+      throw new SwerlError('ERR_SWERL_SANDBOX', `cannot read ${file}: ${why}`);
+    }
+    return result.stdout;
+  }
+
+  async writeFile(file: string, data: string | Uint8Array): Promise<void> {
+    const target = shellQuote(sandboxPath(this.workdir, file));
+    const prepare = `mkdir -p -- "$(dirname -- ${target})"`;
+    const result = await this.exec(`${prepare} && cat > ${target}`, { stdin: data });
+    if (result.exitCode === 0) return;
+    // When the command fails before reading its input, a Docker API server may report its own
+    // broken stdin pipe instead of the command's error (seen with podman's attach); the same
+    // write without input says why it failed.
+    const probe = await this.exec(`${prepare} && : > ${target}`);
+    const reason = probe.exitCode !== 0 ? probe.output : result.output;
+    throw new SwerlError('ERR_SWERL_SANDBOX', `cannot write ${file}: ${reason.trim()}`);
+  }
 }

@@ -104,18 +104,14 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
   let state = start.state;
   let lastMetrics = metricsRows.at(-1);
   let lastProbes: ProbeResult['rates'] | undefined;
-  let stoppedEarly = false;
-  try {
+  const stoppedEarly = await shell.runSteps(policy, () => state.step + 1, async () => {
     // Drills run to ~1.5x the longest of the first 32; the model must hold them.
     assertWithinContext(Math.ceil(longest * 1.5), policy.config.hf.max_position_embeddings, 'the reading drills (config.pretrain.drills)', 'give the model a longer context, or fewer drill turns');
     await shell.openTracker(config.tracking, config, metricsRows);
     emit({ type: 'start', step: state.step, steps: run.steps, resumed: start.resumed, dir: run.dir });
     const clockStart = performance.now() - state.elapsedSeconds * 1000;
     for (let step = state.step + 1; step <= run.steps; step++) {
-      if (shell.stopRequested) {
-        stoppedEarly = true;
-        break;
-      }
+      if (shell.stopRequested) return true;
       const batch = stepExamples(policy.tokenizer, run.seed, step, options);
       const stepStarted = performance.now();
       const result = await sftStep(policy, batch);
@@ -140,13 +136,8 @@ export async function pretrain(rawConfig: unknown, hooks: TrainHooks = {}): Prom
       state = { step, elapsedSeconds };
       await shell.finishStep(policy, state, metricsRows, probeNow || step % 50 === 0 ? () => pretrainCharts(metricsRows) : undefined);
     }
-  } catch (error) {
-    if (!shell.isRequestedStop(error)) throw await shell.numericStop(error, state.step + 1, 'optimizer.lr');
-    stoppedEarly = true;
-  } finally {
-    await shell.close();
-    policy.dispose();
-  }
+    return false;
+  });
   if (run.plots) await shell.dir.writeFile('curves.svg', renderChartsSvg(pretrainCharts(metricsRows)));
   return shell.finish<PretrainSummary>({
     dir: run.dir,

@@ -63,10 +63,9 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
   let state: SftTrainerState = start.state;
   const evals = evalCurve(metricsRows);
   let lastMetrics = metricsRows.at(-1);
-  let stoppedEarly = false;
   let source: TaskSource | undefined;
 
-  try {
+  const stoppedEarly = await shell.runSteps(policy, () => state.step + 1, async () => {
     assertFitsVocabulary([...train, ...heldOut], policy.config.native.vocabSize);
     const longest = [...train, ...heldOut].reduce((m, e) => Math.max(m, e.tokens.length), 0);
     assertWithinContext(longest, policy.config.hf.max_position_embeddings, `the longest example (config.sft.maxLength ${options.maxLength})`, 'lower sft.maxLength, or give the model a longer context (rope_scaling in its config.json)');
@@ -116,14 +115,8 @@ export async function sft(rawConfig: unknown, hooks: TrainHooks = {}): Promise<S
         await shell.finishStep(policy, state, metricsRows, () => sftCharts(metricsRows));
       },
     });
-    stoppedEarly = result.stopped;
-  } catch (error) {
-    if (!shell.isRequestedStop(error)) throw await shell.numericStop(error, state.step + 1, 'optimizer.lr');
-    stoppedEarly = true;
-  } finally {
-    await shell.close();
-    policy.dispose();
-  }
+    return result.stopped;
+  });
   return shell.finish<SftSummary>({
     dir: run.dir,
     steps: state.step,
