@@ -23,6 +23,7 @@ export function addEvalCommand(program: Command, register: Register): void {
     .option('--policy <name>', 'a scripted policy: oracle (the gold patch), noop (no change) or decoy (gold on one run in --samples, a decoy edit on the others)')
     .option('--model <dir>', 'a Hugging Face model directory, run in process')
     .option('--server <url,...>', 'OpenAI-compatible servers (vLLM, SGLang, swerl serve)')
+    .option('--predictions <file>', 'grade patches made elsewhere: SWE-bench predictions (instance_id, model_patch, model_name_or_path; JSONL or a JSON list), each once in a fresh sandbox; writes our report and the harness\'s')
     .option('--protocol <name>', 'how the servers take token ids: openai or sglang', 'openai')
     .option('--tokenizer <dir>', 'with --server: the model directory whose tokenizer renders prompts')
     .option('--served-model <id>', 'with --server: the model id to ask for (default: the servers\' first)')
@@ -33,7 +34,7 @@ export function addEvalCommand(program: Command, register: Register): void {
     .option('--keep <n>', 'hybrid: candidates kept by the judge before the tests decide (default k/2)')
     .option('--test-writer <who>', 'who writes the reproduction tests: policy (the evaluated one, default) or oracle (scripted: the hidden tests)')
     .option('--reproduction-command <cmd>', 'how the written tests run, {files} replaced (default: node --test or pytest, as the task runs tests)')
-    .option('--test-timeout <s>', 'time limit of one verifier test run, in seconds (default 300)')
+    .option('--test-timeout <s>', 'time limit of one verifier test run, in seconds (default 300; with --predictions, of one prediction\'s tests, default 1800 as the harness)')
     .option('--judge-model <dir>', 'the judge (execution-free verifier): a model directory run in process (default: the evaluated policy)')
     .option('--judge-server <url,...>', 'the judge on inference servers (with --judge-tokenizer)')
     .option('--judge-tokenizer <dir>', 'with --judge-server: the judge\'s tokenizer directory')
@@ -56,6 +57,7 @@ Examples:
   swerl eval --tasks rows.jsonl --repos clones/ --model ./qwen3-0.6b --runs 4 --k 1,4
   swerl eval --tasks rows.jsonl --server http://127.0.0.1:8000 --tokenizer ./qwen3-0.6b
   swerl eval --tasks tasks/swe-mini --policy decoy --samples 4 --select random,majority,execution,oracle --test-writer oracle
-  swerl eval --tasks rows.jsonl --repos clones/ --model ./qwen3-0.6b --samples 8 --select hybrid --judge-model ./verifier`)
+  swerl eval --tasks rows.jsonl --repos clones/ --model ./qwen3-0.6b --samples 8 --select hybrid --judge-model ./verifier
+  swerl eval --tasks rows.jsonl --repos clones/ --predictions preds.jsonl --out graded/`)
     .action(register(evalAction));
 }

@@ -16,6 +16,9 @@ export type PolicySource =
   | { kind: 'model'; dir: string }
   | { kind: 'server'; servers: string[]; protocol: 'openai' | 'sglang'; tokenizer: string; servedModel?: string };
 
+/** What swerl eval grades: a policy's episodes, or patches made elsewhere (--predictions). */
+export type EvalSource = PolicySource | { kind: 'predictions'; file: string };
+
 /** oracle: the gold patch; noop: no change; decoy: the gold patch on one run in --samples, a harmless decoy edit on the others. */
 export const SCRIPTED_POLICIES = ['oracle', 'noop', 'decoy'] as const;
 export type ScriptedPolicyName = (typeof SCRIPTED_POLICIES)[number];
@@ -40,7 +43,9 @@ export interface EvalArgs {
   taskSource: ReturnType<typeof taskSourceOptions>;
   only?: string[];
   sandbox: string;
-  policy: PolicySource;
+  policy: EvalSource;
+  /** --predictions: the time limit of one prediction's tests. */
+  testTimeoutMs?: number;
   /** --name: model_name_or_path in the predictions (default: the policy's name). */
   name?: string;
   runs: number;
@@ -67,6 +72,7 @@ export interface EvalFlags {
   policy?: string;
   model?: string;
   server?: string;
+  predictions?: string;
   protocol?: string;
   tokenizer?: string;
   servedModel?: string;
@@ -106,8 +112,9 @@ function integer(value: string | undefined, flag: string, fallback: number, min 
 export function parseEvalArgs(flags: EvalFlags): EvalArgs {
   const values = { protocol: 'openai', sandbox: 'local', ...flags };
   if (!values.tasks) throw usageError('--tasks is required');
-  const chosen = [values.policy, values.model, values.server].filter((v) => v !== undefined).length;
-  if (chosen !== 1) throw usageError('give exactly one of --policy, --model and --server');
+  const chosen = [values.policy, values.model, values.server, values.predictions].filter((v) => v !== undefined).length;
+  if (chosen !== 1) throw usageError('give exactly one of --policy, --model, --server and --predictions');
+  if (values.predictions !== undefined) return predictionsArgs(values, values.tasks, values.predictions);
 
   if (values.runs !== undefined && values.samples !== undefined && values.runs !== values.samples)
     throw usageError(`--runs ${values.runs} and --samples ${values.samples} disagree; they are one setting (k runs of every task): give one`);
@@ -145,6 +152,34 @@ export function parseEvalArgs(flags: EvalFlags): EvalArgs {
     ...(values.select !== undefined ? { selection: selectionArgs(values, policy) } : noSelectionFlags(values)),
     concurrency: integer(values.concurrency, '--concurrency', 2),
     seed: integer(values.seed, '--seed', 0, 0),
+    out: path.resolve(values.out ?? path.join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`)),
+  };
+}
+
+/** The flags that shape a policy's episodes, which --predictions (patches made elsewhere) has none of. */
+const EPISODE_FLAGS = ['runs', 'samples', 'k', 'select', 'temperature', 'maxTurns', 'promptBudget', 'responseBudget', 'maxTokensPerTurn', 'name', 'seed', 'protocol', 'tokenizer', 'servedModel'] as const;
+
+/**
+ * --predictions FILE: each prediction graded once in a fresh sandbox of its row. The harness's
+ * time limit (1800 s a run) unless --test-timeout says otherwise.
+ */
+function predictionsArgs(values: EvalFlags & { sandbox: string }, tasks: string, file: string): EvalArgs {
+  const given = EPISODE_FLAGS.find((f) => values[f] !== undefined && !(f === 'protocol' && values.protocol === 'openai'));
+  if (given) throw usageError(`${flagName(given)} shapes a policy's episodes; --predictions grades patches made elsewhere, once each: drop ${flagName(given)}`);
+  const selectionOnly = SELECTION_FLAGS.find((f) => f !== 'testTimeout' && values[f] !== undefined);
+  if (selectionOnly) throw usageError(`${flagName(selectionOnly)} only matters with --select on a policy's runs; drop it with --predictions`);
+  return {
+    tasks,
+    taskSource: taskSourceOptions({ repos: values.repos, 'test-command': values.testCommand }),
+    ...(values.only !== undefined ? { only: values.only.split(',') } : {}),
+    sandbox: values.sandbox,
+    policy: { kind: 'predictions', file: path.resolve(file) },
+    testTimeoutMs: 1000 * integer(values.testTimeout, '--test-timeout', 1800),
+    runs: 1,
+    ks: [1],
+    agent: parseAgentLoopOptions({ enableThinking: false }, 'swerl eval'),
+    concurrency: integer(values.concurrency, '--concurrency', 2),
+    seed: 0,
     out: path.resolve(values.out ?? path.join('runs', `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`)),
   };
 }

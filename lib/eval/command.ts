@@ -14,6 +14,8 @@ import { usageError, type EvalArgs, type SelectionArgs } from './args.js';
 import { evaluatePolicy, reportMarkdown, writeEvalOutputs, type EvalTask } from './evaluate.js';
 import { loadPolicy, type LoadedPolicy } from './load-policy.js';
 import { selectBestOfK, selectionMarkdown, type SelectionSettings } from './selection.js';
+import { gradePredictions, harnessReport, predictionsReport, readPredictions, writePredictionsOutputs } from './predictions.js';
+import type { Task } from '../env/task.js';
 import { eta, formatDuration, formatRate, progressDisplay, textBar } from '../util/progress.js';
 
 /**
@@ -85,8 +87,10 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   const tasks = only ? all.filter((t) => only.includes(t.id)) : all;
   if (tasks.length === 0) throw usageError(`no tasks to evaluate under ${args.tasks}`);
   assertRunnable(tasks, args.sandbox);
+  const source = args.policy;
+  if (source.kind === 'predictions') return predictionsCommand(args, source.file, tasks);
 
-  const loaded = await loadPolicy(args.policy, args.runs);
+  const loaded = await loadPolicy(source, args.runs);
   const { policy, name: policyName } = loaded;
   const disposers = [loaded.dispose];
   const name = args.name ?? policyName;
@@ -138,5 +142,46 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   } finally {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeListener(signal, onSignal);
     for (const dispose of disposers) dispose();
+  }
+}
+
+/** --predictions: every line of the file graded or refused, reported ours and the harness's way. */
+async function predictionsCommand(args: EvalArgs, file: string, tasks: readonly Task[]): Promise<number> {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const { accepted, refused } = await readPredictions(file, new Set(byId.keys()));
+  for (const r of refused) console.error(`${file}:${r.line}: ${r.status}: ${r.reason}`);
+  const label = `swerl-eval-${process.pid}`;
+  const backend = await createSandboxBackend(args.sandbox, { label });
+  const stop = new AbortController();
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
+    console.error('\nswerl eval: stopping: finishing the gradings under way (Ctrl-C again to force)');
+    stop.abort();
+  };
+  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
+  console.log(`grading ${accepted.length} prediction(s) from ${file} on ${tasks.length} row(s) in the ${backend.name} sandbox (${refused.length} line(s) refused)`);
+  try {
+    const graded = await gradePredictions(accepted, byId, {
+      backend,
+      label,
+      concurrency: args.concurrency,
+      timeoutMs: args.testTimeoutMs ?? 1_800_000,
+      signal: stop.signal,
+      onGraded: (o) => console.log(`${o.status.padEnd(10)} ${o.instanceId}: ${o.reason.split('\n')[0]!.slice(0, 200)}`),
+    });
+    if (stop.signal.aborted) {
+      console.error('swerl eval: stopped; nothing was written');
+      return 130;
+    }
+    const outcomes = [...graded, ...refused];
+    const report = predictionsReport(file, tasks.length, outcomes);
+    const model = accepted[0]?.model ?? 'predictions';
+    const files = await writePredictionsOutputs(args.out, report, harnessReport(tasks.map((t) => t.id), outcomes), model);
+    console.log(Object.entries(report.counts).map(([s, n]) => `${n} ${s}`).join(', '));
+    console.log(`wrote ${files.join(', ')}`);
+    return 0;
+  } finally {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeListener(signal, onSignal);
   }
 }

@@ -32,6 +32,10 @@ import { parseTestLog, type TestStatuses } from './test-log.js';
 export interface GradeResult extends RewardResult {
   /** The test command's output (the tail, when long). */
   log: string;
+  /** Why the patch did not apply to a fresh copy of the repository (no test ran). */
+  notApplied?: string;
+  /** The tests ran past their time limit. */
+  timedOut?: true;
 }
 
 const LOG_TAIL = 200_000;
@@ -209,7 +213,7 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
     const prepared = await prepareRepository(sandbox, task, { patch });
-    if (prepared.patchError !== undefined) return zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`);
+    if (prepared.patchError !== undefined) return { ...zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`), notApplied: prepared.patchError };
     try {
       reverted = await changedTestInfrastructure(sandbox, prepared);
       await placeHiddenTests(sandbox, task, prepared, reverted);
@@ -218,7 +222,7 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
     }
     const { run, statuses, tampering } = await runTests(sandbox, task, options);
     const log = run.output.length > LOG_TAIL ? run.output.slice(-LOG_TAIL) : run.output;
-    if (run.timedOut) return zero(`the tests ran longer than ${options.timeoutMs / 1000} s`, log);
+    if (run.timedOut) return { ...zero(`the tests ran longer than ${options.timeoutMs / 1000} s`, log), timedOut: true };
     if (statuses.size === 0) return zero(`the test command exited ${run.exitCode} and reported no test results`, log);
     const tests = Object.fromEntries(statuses);
     if (tampering?.length) {

@@ -96,7 +96,7 @@ t.test('bad values and missing arguments: exit 2 naming the flag', async (t) => 
 t.test('an error of a verb\'s arguments found after parsing points at its --help', async (t) => {
   const r = await cli('eval', '--tasks', 'tasks/swe-mini');
   t.equal(r.code, 2);
-  t.match(r.stderr, /^swerl: give exactly one of --policy, --model and --server\n\(swerl eval --help shows its usage\)/);
+  t.match(r.stderr, /^swerl: give exactly one of --policy, --model, --server and --predictions\n\(swerl eval --help shows its usage\)/);
   const config = await cli('train', path.join(ROOT, 'examples/frozenlake.json'), 'rollout.samplesPerTsk=3', '--print-config');
   t.equal(config.code, 2);
   t.match(config.stderr, /config\.rollout\.samplesPerTsk is not a known option \(did you mean samplesPerTask\?\); known: tasksPerStep, samplesPerTask/);

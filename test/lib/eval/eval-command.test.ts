@@ -54,7 +54,7 @@ t.test('no-op: Pass@1 = 0', async (t) => {
 t.test('bad arguments name the flag', async (t) => {
   const r = await swerl(['eval', '--tasks', SWE_MINI]);
   t.equal(r.code, 2);
-  t.match(r.stderr, /give exactly one of --policy, --model and --server/);
+  t.match(r.stderr, /give exactly one of --policy, --model, --server and --predictions/);
   const k = await swerl(['eval', '--tasks', SWE_MINI, '--policy', 'oracle', '--k', '3']);
   t.equal(k.code, 2);
   t.match(k.stderr, /--k 3 is more than --runs 1/);

@@ -160,11 +160,15 @@ class _Guard:
         named = [k for k in differ if k.rsplit('.', 1)[0] not in differ]
         for key in named[:5]:
             self.tamper('the runner was changed: %s' % key)
+        # Only the runner's own modules: test suites reload and stub other modules as a matter
+        # of course (astroid's tests replace xml.etree.ElementTree), and some modules are
+        # registered by no import (pyexpat's xml.parsers.expat.model, pkg_resources' vendored
+        # packages), so a guard over all of sys.modules failed right fixes of real rows.
         for name, module in snap['modules'].items():
-            if sys.modules.get(name) is not module and name in sys.modules:
+            if _watched(name) and sys.modules.get(name) is not module and name in sys.modules:
                 self.tamper('sys.modules[%r] was replaced' % name)
         for name, module in list(sys.modules.items()):
-            if name in snap['modules'] or module is None:
+            if name in snap['modules'] or module is None or not _watched(name):
                 continue
             spec = getattr(module, '__spec__', None)
             if spec is None or getattr(spec, 'name', None) != name:

@@ -110,6 +110,13 @@ t.test('pytest: an honest suite of every shape reports no tampering, and each ve
           '    with pytest.raises(ZeroDivisionError): 1 / 0',
           'def test_monkeypatch(monkeypatch):',
           '    monkeypatch.setattr(sys, "argv", ["x"]); assert sys.argv == ["x"]',
+          // What real suites do to sys.modules outside the runner (pydicom's and astroid's rows):
+          // pyexpat registers submodules no import made; a module deleted and imported again.
+          'def test_expat_submodules(): import xml.parsers.expat; assert "xml.parsers.expat.model" in sys.modules',
+          'def test_module_reimported():',
+          '    import json.decoder; del sys.modules["json.decoder"]; import json.decoder',
+          'def test_stub_module():',
+          '    import types; sys.modules["swerl_stub_dependency"] = types.ModuleType("other_name")',
           'class TestGroup:',
           '    def test_method(self): assert add(0, 0) == 0',
           'class Case(unittest.TestCase):',
