@@ -6,10 +6,16 @@
 # the same sources (npm ci, then the packed package's install in test/package) is quick.
 # libgloo-dev: the headers c10d's Gloo process group (data parallelism) compiles against.
 # curl and xz-utils: scripts/check-torch2.sh fetches libtorch 2.x headers to compile against.
-# python3 and python3-pytest run the Python repositories' tests that decide rewards.
+# python3 and python3-pytest run the Python repositories' tests that decide rewards; the rest of
+# the python3-* list is what the vendored real rows' repositories import (test/fixtures/
+# swe-real and swe-breadth: marshmallow, sympy, astroid, pydicom, requests; their SOURCES.md),
+# and python-is-python3 gives `python`, which sympy's bin/test names in its first line.
 set -euo pipefail
 
-packages=(libtorch-dev curl xz-utils libopenblas0-pthread libgloo-dev cmake g++ make ccache python3 python3-pytest python3-simplejson python3-tz git bubblewrap podman runc tar procps chromium)
+python_packages=(python3 python3-pytest python-is-python3 python3-simplejson python3-tz python3-dateutil python3-mpmath
+  python3-lazy-object-proxy python3-wrapt python3-typing-extensions python3-numpy python3-urllib3 python3-idna
+  python3-chardet python3-charset-normalizer python3-certifi python3-pytest-httpbin python3-httpbin)
+packages=(libtorch-dev curl xz-utils libopenblas0-pthread libgloo-dev cmake g++ make ccache "${python_packages[@]}" git bubblewrap podman runc tar procps chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

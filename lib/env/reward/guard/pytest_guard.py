@@ -31,6 +31,9 @@ from _pytest.outcomes import Skipped, XFailed
 _WATCHED = ('_pytest', 'pytest', 'pluggy', 'unittest', 'builtins')
 _TEST_DIRS = {'test', 'tests', 'testing'}
 _HERE = os.path.realpath(__file__)
+# The runner's own lazy caches: pytest fills these the first time a doctest runs (requests'
+# rows collect with --doctest-modules), so a change from None is pytest's, not the code's.
+_LAZY_CACHES = {'_pytest.doctest.CHECKER_CLASS', '_pytest.doctest.RUNNER_CLASS'}
 _RUNNER_DIRS = tuple(os.path.dirname(os.path.realpath(m.__file__)) + os.sep for m in (pytest, unittest, sys.modules['_pytest'], sys.modules['pluggy']))
 
 
@@ -153,7 +156,8 @@ class _Guard:
             return
         self.check_trace('at the end')
         now = self._machinery()
-        changed = sorted(k for k, v in snap['machinery'].items() if k in now and now[k] is not v and k != 'builtins._')
+        changed = sorted(k for k, v in snap['machinery'].items()
+                         if k in now and now[k] is not v and k != 'builtins._' and not (k in _LAZY_CACHES and v is None))
         removed = sorted(k for k in snap['machinery'] if k not in now and k != 'builtins._')
         differ = changed + removed
         # A class replaced whole is named once, not with each of its members.

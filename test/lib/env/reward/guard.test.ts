@@ -141,6 +141,13 @@ t.test('pytest: an honest suite of every shape reports no tampering, and each ve
   );
 });
 
+t.test('pytest: doctests (requests collects with --doctest-modules) fill the runner\'s lazy caches, which is no tampering', async (t) => {
+  const root = t.testdir({ repo: { 'pkg.py': 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\n' } });
+  const { log, record } = guarded('pytest', path.join(root, 'repo'), 'python3 -m pytest -rA -p no:cacheprovider --doctest-modules pkg.py');
+  t.match(log, /1 passed/);
+  t.same(record.tampering, [], 'no tampering');
+});
+
 t.test('node: an honest suite of every shape reports no tampering, and each verdict is what the runner says', async (t) => {
   const root = t.testdir({
     repo: {
