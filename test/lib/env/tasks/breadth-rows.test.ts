@@ -11,6 +11,7 @@ import path from 'node:path';
 
 import t, { type Test } from 'tap';
 
+import { sweBenchTask } from '../../../../lib/env/tasks/swe-bench.js';
 import { runSwerl } from '../../../support/child-process.js';
 import { dockerSkipped, startPodmanService } from '../../../support/podman.js';
 
@@ -43,6 +44,18 @@ t.test('every row of the fixture names a repository the specs cover, and a clone
   t.same([...repositories].sort(), ['marshmallow-code/marshmallow', 'psf/requests', 'pydicom/pydicom', 'pylint-dev/astroid', 'sympy/sympy']);
   t.equal(new Set(rows.map((r) => r.instance_id)).size, rows.length, 'no row twice');
   for (const repo of repositories) await fs.access(path.join(REPOS, repo.replace('/', '__'), 'HEAD'));
+});
+
+t.test("the image a row without an image field maps to is the one the datasets name (SWE-bench's sweb.eval naming)", async (t) => {
+  const files = ['test/fixtures/swe-real/rows.jsonl', ROWS];
+  for (const file of files) {
+    for (const line of (await fs.readFile(file, 'utf8')).trim().split('\n')) {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      const { image, ...withoutImage } = row;
+      t.equal(typeof image, 'string', `${String(row.instance_id)} carries its image`);
+      t.equal(sweBenchTask(withoutImage).image, image, `${String(row.instance_id)}: ${String(image)}`);
+    }
+  }
 });
 
 t.test('local backend: one row of each repository', { timeout: 900_000 }, async (t) => {
