@@ -80,6 +80,22 @@ async function selectionSettings(
   };
 }
 
+/**
+ * SIGINT or SIGTERM asks the evaluation to stop (`signal` aborts; what runs is closed, nothing is
+ * written); a second one exits at once. `release` gives the signals back.
+ */
+function stopOnSignals(doing: string): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
+    console.error(`\nswerl eval: stopping: ${doing} (Ctrl-C again to force)`);
+    stop.abort();
+  };
+  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
+  for (const name of ['SIGINT', 'SIGTERM'] as const) process.on(name, onSignal);
+  return { signal: stop.signal, release: () => { for (const name of ['SIGINT', 'SIGTERM'] as const) process.removeListener(name, onSignal); } };
+}
+
 export async function evalCommand(args: EvalArgs): Promise<number> {
   const { tasks: all, problems } = await loadTasks(args.tasks, { onError: 'skip', ...args.taskSource });
   for (const p of problems) console.error(`skipped ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`);
@@ -98,14 +114,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
   const backend = await createSandboxBackend(args.sandbox, { label });
   const evalTasks: EvalTask[] = tasks.map((task) => ({ id: task.id, task, makeEnv: () => new SweEnv(task, backend, { maxSteps: args.agent.maxTurns, label }) }));
 
-  const stop = new AbortController();
-  const onSignal = () => {
-    if (stop.signal.aborted) process.exit(130);
-    console.error('\nswerl eval: stopping: closing the running episodes (Ctrl-C again to force)');
-    stop.abort();
-  };
-  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
+  const stop = stopOnSignals('closing the running episodes');
   console.log(`evaluating ${name} on ${tasks.length} task(s) x ${args.runs} run(s) in the ${backend.name} sandbox`);
   const progress = episodeProgress(process.stderr.isTTY === true);
   try {
@@ -140,7 +149,7 @@ export async function evalCommand(args: EvalArgs): Promise<number> {
     }
     throw error;
   } finally {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeListener(signal, onSignal);
+    stop.release();
     for (const dispose of disposers) dispose();
   }
 }
@@ -152,14 +161,7 @@ async function predictionsCommand(args: EvalArgs, file: string, tasks: readonly 
   for (const r of refused) console.error(`${file}:${r.line}: ${r.status}: ${r.reason}`);
   const label = `swerl-eval-${process.pid}`;
   const backend = await createSandboxBackend(args.sandbox, { label });
-  const stop = new AbortController();
-  const onSignal = () => {
-    if (stop.signal.aborted) process.exit(130);
-    console.error('\nswerl eval: stopping: finishing the gradings under way (Ctrl-C again to force)');
-    stop.abort();
-  };
-  process.env.SWERL_NO_SIGNAL_HANDLERS = '1';
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
+  const stop = stopOnSignals('finishing the gradings under way');
   console.log(`grading ${accepted.length} prediction(s) from ${file} on ${tasks.length} row(s) in the ${backend.name} sandbox (${refused.length} line(s) refused)`);
   try {
     const graded = await gradePredictions(accepted, byId, {
@@ -182,6 +184,6 @@ async function predictionsCommand(args: EvalArgs, file: string, tasks: readonly 
     console.log(`wrote ${files.join(', ')}`);
     return 0;
   } finally {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeListener(signal, onSignal);
+    stop.release();
   }
 }
