@@ -15,7 +15,7 @@ set -euo pipefail
 python_packages=(python3 python3-pytest python-is-python3 python3-simplejson python3-tz python3-dateutil python3-mpmath
   python3-lazy-object-proxy python3-wrapt python3-typing-extensions python3-numpy python3-urllib3 python3-idna
   python3-chardet python3-charset-normalizer python3-certifi python3-pytest-httpbin python3-httpbin)
-packages=(libtorch-dev curl xz-utils libopenblas0-pthread libgloo-dev cmake g++ make ccache "${python_packages[@]}" git bubblewrap podman runc tar procps chromium)
+packages=(libtorch-dev curl xz-utils libopenblas0-pthread libgloo-dev cmake g++ make ccache "${python_packages[@]}" git patch bubblewrap podman runc tar procps chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,10 +54,34 @@ export async function taskSandboxSpec(task: Task, label?: string): Promise<Sandb
 const PATCH_DOES_NOT_APPLY = 97;
 
 /**
- * Readies the task's repository in a fresh sandbox: hidden paths stashed (image rows), the base
- * commit made or read, and `options.patch` applied when given (`patchError` says why it did not).
+ * How a patch is applied. `strict`: `git apply` alone (training's grading: the policy's own diff
+ * of the work tree always applies so). `harness`: as SWE-bench's harness applies a prediction
+ * (run_evaluation.py's GIT_APPLY_CMDS): git apply, then with --3way, then with --reject, then
+ * `patch --batch --forward --fuzz=5 -p1`, the tree restored between tries; so a patch that
+ * applies only with fuzz counts as applied, as there.
  */
-export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string } = {}): Promise<PreparedRepository> {
+export type ApplyMode = 'strict' | 'harness';
+
+function applyLines(mode: ApplyMode): string[] {
+  if (mode === 'strict') return [`git apply --whitespace=nowarn - >&2 || exit ${PATCH_DOES_NOT_APPLY}`];
+  return [
+    'swerl_patch=$(mktemp) && cat > "$swerl_patch" || exit',
+    'swerl_applied=',
+    'for swerl_apply in "git apply --verbose" "git apply --verbose --3way" "git apply --verbose --reject" "patch --batch --forward --fuzz=5 -p1 -i"; do',
+    '  if $swerl_apply "$swerl_patch" >&2; then swerl_applied=1; break; fi',
+    '  git checkout -q -- . 2>/dev/null; git clean -fdq 2>/dev/null',
+    'done',
+    'rm -f "$swerl_patch"',
+    `[ -n "$swerl_applied" ] || exit ${PATCH_DOES_NOT_APPLY}`,
+  ];
+}
+
+/**
+ * Readies the task's repository in a fresh sandbox: hidden paths stashed (image rows), the base
+ * commit made or read, and `options.patch` applied when given (`patchError` says why it did not),
+ * as `options.apply` says (default strict).
+ */
+export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string; apply?: ApplyMode } = {}): Promise<PreparedRepository> {
   const stash = new Map<string, Buffer>();
   if (task.hiddenTests.kind === 'image-paths') {
     for (const { from } of task.hiddenTests.moves) {
@@ -82,7 +106,7 @@ export async function prepareRepository(sandbox: Sandbox, task: Task, options: {
     `git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base || exit`,
     'fi',
     'git rev-parse HEAD || exit',
-    ...(patch === undefined ? [] : [`git apply --whitespace=nowarn - >&2 || exit ${PATCH_DOES_NOT_APPLY}`]),
+    ...(patch === undefined ? [] : applyLines(options.apply ?? 'strict')),
   ].join('\n');
   const result = await sandbox.exec(script, { timeoutMs: 120_000, ...(patch === undefined ? {} : { stdin: Buffer.from(patch) }) });
   const baseCommit = result.stdout.toString().trim();

@@ -5,9 +5,11 @@
  * line of the file with its status and why) and the SWE-bench harness's run report
  * (`make_run_report`'s fields, schema_version 2).
  *
- * Statuses, as the harness counts them: `resolved`, `unresolved` (the tests ran; a required
- * one does not pass), `empty` (model_patch empty or null: not run), `error` (the patch does not
- * apply, the tests ran past the time limit, or the sandbox failed). Lines the harness would
+ * Patches are applied as the harness applies them (git apply, --3way, --reject, then patch with
+ * fuzz; lib/env/repo.ts ApplyMode). Statuses, as the harness counts them: `resolved`,
+ * `unresolved` (the tests ran; a required one does not pass), `empty` (model_patch empty or
+ * null: not run), `error` (no way of applying it worked, the tests ran past the time limit, or
+ * the sandbox failed). Lines the harness would
  * refuse the whole run for, or take silently, are refused one by one instead: `malformed` (not
  * JSON, or a field missing or mistyped), `unknown` (an instance_id the rows do not hold),
  * `duplicate` (an instance_id given more than once: none of its lines is graded, since which one
@@ -159,7 +161,7 @@ export async function gradePredictions(predictions: readonly Prediction[], tasks
       const task = tasks.get(p.instanceId)!;
       const started = performance.now();
       try {
-        const result = await gradePatch(options.backend, task, p.modelPatch, { timeoutMs: options.timeoutMs, label: options.label });
+        const result = await gradePatch(options.backend, task, p.modelPatch, { timeoutMs: options.timeoutMs, label: options.label, apply: 'harness' });
         const passing = requiredPassing(task, result);
         outcome = { ...ids, status: gradedStatus(result), reason: result.reason, ...(passing ? { requiredPassing: passing } : {}), seconds: (performance.now() - started) / 1000 };
       } catch (error) {

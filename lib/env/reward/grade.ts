@@ -20,7 +20,7 @@ import path from 'node:path';
 import type { RewardResult, TestLogFormat } from '../env.js';
 import { patchedPaths } from '../patch-files.js';
 import { SwerlError } from '../../errors.js';
-import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type PreparedRepository } from '../repo.js';
+import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type ApplyMode, type PreparedRepository } from '../repo.js';
 import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
 import type { Task } from '../task.js';
 import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
@@ -205,14 +205,14 @@ export function resolveTask(task: Task, statuses: TestStatuses) {
  * Grades `patch` in a fresh sandbox of the task (destroyed after). Sandbox faults propagate
  * (ERR_SWERL_SANDBOX); a patch that does not apply or tests that do not run give 0.
  */
-export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string }): Promise<GradeResult> {
+export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string; apply?: ApplyMode }): Promise<GradeResult> {
   let reverted: string[] = [];
   const flags = patchFlags(patch);
   const flagged = flags.length ? { patchFlags: flags } : {};
   const zero = (reason: string, log = ''): GradeResult => ({ reward: 0, tests: {}, reason, log, reverted, ...flagged });
   const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
   try {
-    const prepared = await prepareRepository(sandbox, task, { patch });
+    const prepared = await prepareRepository(sandbox, task, { patch, ...(options.apply ? { apply: options.apply } : {}) });
     if (prepared.patchError !== undefined) return { ...zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`), notApplied: prepared.patchError };
     try {
       reverted = await changedTestInfrastructure(sandbox, prepared);

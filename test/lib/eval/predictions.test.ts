@@ -83,7 +83,8 @@ t.test('swerl eval --predictions on the real rows: gold, empty, broken, hostile 
   const gold = real.get(R1359)!.patch;
   // Applies, changes nothing the tests look at: the tests run and the fix is missing.
   const noFix = ['diff --git a/AUTHORS.rst b/AUTHORS.rst', '--- a/AUTHORS.rst', '+++ b/AUTHORS.rst', '@@ -1,3 +1,4 @@', '+An added line.', ' *******', ' Authors', ' *******', ''].join('\n');
-  // Gold's hunk with a context line that is not in the file.
+  // Gold's hunk with a context line that is not in the file: git apply refuses it, and the
+  // harness's last try (patch --fuzz=5) applies it, so it counts as applied, as there.
   const wrongContext = gold.replace('super()._bind_to_schema(field_name, schema)', 'super()._bind_to_schema(field_name, schema, 1)');
   // Hostile: rewrites the hidden tests to pass trivially and reaches out of the work tree.
   const hostile = [
@@ -136,7 +137,7 @@ t.test('swerl eval --predictions on the real rows: gold, empty, broken, hostile 
   const second = await runSwerl(['eval', '--tasks', ROWS, '--repos', REPOS, '--predictions', path.join(dir, 'more.jsonl'), '--out', out2, '--concurrency', '1']);
   t.equal(second.code, 0, second.stderr + second.stdout);
   const more = JSON.parse(await fs.readFile(path.join(out2, 'predictions-report.json'), 'utf8')) as { outcomes: PredictionOutcome[] };
-  t.same(more.outcomes.map((o) => o.status), ['error', 'unresolved', 'duplicate', 'duplicate']);
+  t.same(more.outcomes.map((o) => o.status), ['resolved', 'unresolved', 'duplicate', 'duplicate']);
   t.match(more.outcomes[1]!, { requiredPassing: { of: 69 } }, 'the tests ran on the no-fix patch');
   t.ok(more.outcomes[1]!.requiredPassing!.passed < 69);
 
