@@ -12,7 +12,6 @@
  *
  *   node dist/bench/validate-real.js [--concurrency N] [--only ID,...] [--out FILE.json]
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
@@ -78,4 +77,3 @@ const summary = `${rows.filter((r) => r.ok).length} of ${rows.length} validation
 console.log(`\n${table}\n\n${summary}`);
 await writeJsonAtomic(out, { date: new Date().toISOString(), machine: `${process.platform} ${process.arch}`, backends, summary, rows });
 await writeFileAtomic(out.replace(/\.json$/, '.md'), `# npm run validate:real\n\n${summary}\n\n${table}\n\nRows that cannot run here, and why: test/fixtures/swe-breadth/SOURCES.md.\n`);
-await fs.access(out);

@@ -4,6 +4,7 @@
  */
 import { mapBounded } from '../util/bounded.js';
 import { applyPatch } from './repo.js';
+import { PASSING } from './reward/resolve.js';
 import type { SandboxBackend } from './sandbox/sandbox.js';
 import { SweEnv, type SweEnvOptions } from './swe-env.js';
 import type { Task, TaskValidation, ValidationRun } from './task.js';
@@ -24,7 +25,7 @@ async function runOnce(task: Task, backend: SandboxBackend, gold: boolean, env: 
     if (gold) await applyPatch(episode.currentSandbox!, task.goldPatch!);
     const { reward, reason, tests } = await episode.reward();
     const passToPass = task.resolution.rule === 'swe-bench' ? task.resolution.passToPass : [];
-    const brokenPassToPass = passToPass.filter((id) => tests[id] !== 'PASSED' && tests[id] !== 'XFAIL');
+    const brokenPassToPass = passToPass.filter((id) => !PASSING.includes(tests[id]!));
     return { reward, reason, durationMs: performance.now() - started, brokenPassToPass, ...(Object.keys(tests).length ? { tests } : {}) };
   } catch (error) {
     return { reward: 0, reason: `harness error: ${(error as Error).message}`, durationMs: performance.now() - started, brokenPassToPass: [] };

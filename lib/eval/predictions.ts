@@ -20,6 +20,7 @@ import path from 'node:path';
 
 import { SwerlError } from '../errors.js';
 import { gradePatch, type GradeResult } from '../env/reward/grade.js';
+import { PASSING } from '../env/reward/resolve.js';
 import type { SandboxBackend } from '../env/sandbox/sandbox.js';
 import type { Task } from '../env/task.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
@@ -128,7 +129,7 @@ export async function readPredictions(file: string, rowIds: ReadonlySet<string>)
 function requiredPassing(task: Task, result: GradeResult): PredictionOutcome['requiredPassing'] {
   if (task.resolution.rule !== 'swe-bench' || Object.keys(result.tests).length === 0) return undefined;
   const required = [...task.resolution.failToPass, ...task.resolution.passToPass];
-  const passed = required.filter((id) => result.tests[id] === 'PASSED' || result.tests[id] === 'XFAIL').length;
+  const passed = required.filter((id) => PASSING.includes(result.tests[id]!)).length;
   return { passed, of: required.length };
 }
 

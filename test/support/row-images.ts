@@ -16,10 +16,9 @@ import type Docker from 'dockerode';
 
 import { imageArchive, loadImageArchive } from '../../lib/env/sandbox/docker-image.js';
 import { hostLayout } from '../../lib/env/sandbox/host-layout.js';
+import { SWE_BENCH_IMAGE_PATH } from '../../lib/env/tasks/swe-bench.js';
 import type { TarEntry } from '../../lib/env/sandbox/tar.js';
 
-/** SWE-bench's images' PATH (lib/env/tasks/swe-bench.ts sets the same for sweb.eval images). */
-const CONDA_PATH = '/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 function treeEntries(root: string, prefix: string): TarEntry[] {
   const entries: TarEntry[] = [];
@@ -63,7 +62,7 @@ export async function buildSweBenchLayoutImage(docker: Docker, image: string, cl
       { name: 'opt/miniconda3/envs/testbed/bin/pytest', type: 'symlink', linkname: '/usr/bin/pytest-3' },
       ...treeEntries(testbed, 'testbed'),
     ];
-    const { archive } = imageArchive(image, entries, { Env: [`PATH=${CONDA_PATH}`, `PYTHONPATH=/testbed/${pythonPath}`], WorkingDir: '/testbed', Cmd: ['sh'] });
+    const { archive } = imageArchive(image, entries, { Env: [`PATH=${SWE_BENCH_IMAGE_PATH}`, `PYTHONPATH=/testbed/${pythonPath}`], WorkingDir: '/testbed', Cmd: ['sh'] });
     await loadImageArchive(docker, archive);
   } finally {
     rmSync(work, { recursive: true, force: true });

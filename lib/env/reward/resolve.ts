@@ -8,7 +8,8 @@ export interface Resolution {
   reason?: string;
 }
 
-const PASSING: readonly TestStatus[] = ['PASSED', 'XFAIL'];
+/** The statuses that count as a required test passing (SWE-bench's rule). */
+export const PASSING: readonly TestStatus[] = ['PASSED', 'XFAIL'];
 
 /**
  * SWE-bench: resolved iff every FAIL_TO_PASS and every PASS_TO_PASS test passed (PASSED or

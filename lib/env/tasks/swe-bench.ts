@@ -67,7 +67,7 @@ function stringList(value: string | string[], field: string): string[] {
 
 // SWE-bench's images keep the repository's environment in conda's "testbed" env, activated by
 // its eval scripts; every command here gets it on PATH instead.
-const SWE_BENCH_IMAGE_PATH = '/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+export const SWE_BENCH_IMAGE_PATH = '/opt/miniconda3/envs/testbed/bin:/opt/miniconda3/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export function sweBenchTask(value: unknown, options: SweBenchOptions = {}): Task {
   const row = parseRow(value, 'row');
