@@ -7,7 +7,7 @@ import type { TerminationReason } from '../types/termination.js';
 import type { JsonToolCall } from '../types/tool-call.js';
 
 /** The test runners' log formats a task may name; lib/env/reward/test-log.ts has a parser for each. */
-export const TEST_LOG_FORMATS = ['pytest', 'pytest-options', 'pytest-matplotlib', 'django', 'sympy', 'node-tap', 'node-spec'] as const;
+export const TEST_LOG_FORMATS = ['pytest', 'pytest-options', 'pytest-matplotlib', 'django', 'sympy', 'node-tap', 'node-spec', 'r2e-gym', 'automake'] as const;
 export type TestLogFormat = (typeof TEST_LOG_FORMATS)[number];
 
 /** A test's outcome as the runner's log reports it (lib/env/reward/test-log.ts reads the logs). */

@@ -78,7 +78,7 @@ export class SweEnv implements Env {
 
   /** OpenAI `tools` schemas, for chat-style policies. */
   openAiTools(): object[] {
-    return toolDescriptions(this.options.profile).openAiTools;
+    return toolDescriptions(this.options.profile, this.task.workdir).openAiTools;
   }
 
   async reset(): Promise<ChatMessage[]> {
@@ -94,7 +94,7 @@ export class SweEnv implements Env {
       throw error;
     }
     this.tools = new SweTools(this.sandbox, { profile: this.options.profile });
-    const tools = toolDescriptions(this.options.profile);
+    const tools = toolDescriptions(this.options.profile, this.task.workdir);
     const compact = this.options.prompt === 'compact';
     const issue = this.options.goal === 'reproduce'
       ? reproductionPrompt(this.task.problemStatement, this.task.workdir)

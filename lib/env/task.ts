@@ -21,7 +21,11 @@ export type HiddenTests =
   | { kind: 'image-paths'; moves: { from: string; to: string }[] };
 
 export type ResolutionRule =
-  | { rule: 'swe-bench'; failToPass: string[]; passToPass: string[] }
+  /**
+   * Every FAIL_TO_PASS and PASS_TO_PASS test passes. `exact`: SWE-rebench-V2's harness, where the
+   * tests that pass must be exactly those, no others, test names' timing suffixes stripped.
+   */
+  | { rule: 'swe-bench'; failToPass: string[]; passToPass: string[]; exact?: boolean }
   | { rule: 'r2e-gym'; expected: Record<string, string> };
 
 export interface Task {

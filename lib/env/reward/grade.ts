@@ -25,7 +25,7 @@ import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '
 import type { Task } from '../task.js';
 import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
 import { patchFlags } from './patch-flags.js';
-import { r2eGymResolution, sweBenchResolution } from './resolve.js';
+import { passedSetResolution, r2eGymResolution, sweBenchResolution } from './resolve.js';
 import { isTestInfrastructure, needsContents, type ChangedFile } from './test-infrastructure.js';
 import { parseTestLog, type TestStatuses } from './test-log.js';
 
@@ -196,9 +196,11 @@ export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutM
 
 /** Whether the statuses resolve the task, by its rule. */
 export function resolveTask(task: Task, statuses: TestStatuses) {
-  return task.resolution.rule === 'swe-bench'
-    ? sweBenchResolution(statuses, task.resolution.failToPass, task.resolution.passToPass)
-    : r2eGymResolution(statuses, task.resolution.expected);
+  const { resolution } = task;
+  if (resolution.rule === 'r2e-gym') return r2eGymResolution(statuses, resolution.expected);
+  return resolution.exact
+    ? passedSetResolution(statuses, [...resolution.failToPass, ...resolution.passToPass])
+    : sweBenchResolution(statuses, resolution.failToPass, resolution.passToPass);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Whether a run resolved its task, by the SWE-bench rule or the R2E-Gym rule. */
 import type { TestStatus } from '../env.js';
-import { r2eGymTestKey, type TestStatuses } from './test-log.js';
+import { r2eGymKey, type TestStatuses } from './test-log.js';
 
 export interface Resolution {
   resolved: boolean;
@@ -22,13 +22,39 @@ export function sweBenchResolution(statuses: TestStatuses, failToPass: readonly 
   return { resolved: false, reason: `${failing.length} required test(s) not passing: ${shown.join(', ')}${failing.length > 5 ? ', …' : ''}` };
 }
 
+// Durations some runners print inside test names (" [1.34 ms]", " in 29.08 msec", " (12ms)"):
+// SWE-rebench-V2's harness strips them from both sides before comparing.
+const TIMING_SUFFIXES = [
+  /\s*\[\s*\d+(?:\.\d+)?\s*(?:ms|s)\s*\]\s*$/i,
+  /\s+in\s+\d+(?:\.\d+)?\s+(?:msec|sec)\b/i,
+  /\s*\(\s*\d+(?:\.\d+)?\s*(?:ms|s)\s*\)\s*$/i,
+];
+const withoutTiming = (name: string) => TIMING_SUFFIXES.reduce((n, re) => n.replace(re, ''), name).trim();
+
 /**
- * R2E-Gym: the parsed statuses, keyed "Class.test_name" (file path dropped), must equal
- * expected_output_json exactly: the same keys with the same statuses.
+ * SWE-rebench-V2: resolved when the tests the log shows PASSED are exactly `passed` (its
+ * FAIL_TO_PASS and PASS_TO_PASS), no more and no fewer, timing suffixes stripped on both sides.
  */
-export function r2eGymResolution(statuses: TestStatuses, expected: Readonly<Record<string, string>>): Resolution {
+export function passedSetResolution(statuses: TestStatuses, passed: readonly string[]): Resolution {
+  const actual = [...statuses].filter(([, status]) => status === 'PASSED').map(([name]) => withoutTiming(name)).sort();
+  const expected = passed.map(withoutTiming).sort();
+  const missing = expected.filter((name) => !actual.includes(name));
+  const extra = actual.filter((name) => !expected.includes(name));
+  if (missing.length === 0 && extra.length === 0 && actual.length === expected.length) return { resolved: true };
+  const shown = [...missing.map((n) => `${n} (${statuses.get(n) ?? 'missing'})`), ...extra.map((n) => `${n} (passed, not listed)`)];
+  return { resolved: false, reason: `${missing.length} listed test(s) not passing, ${extra.length} unlisted passing: ${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ', …' : ''}` };
+}
+
+/**
+ * R2E-Gym: the statuses its log parser reads (keys "Class.test_name", test-log.ts
+ * parseR2eGymLog) must equal expected_output_json exactly, the same keys with the same statuses,
+ * both sides' keys cut at " - " and their colour codes dropped, as its reward compares them.
+ */
+export function r2eGymResolution(statuses: TestStatuses, expectedByKey: Readonly<Record<string, string>>): Resolution {
   const actual = new Map<string, string>();
-  for (const [id, status] of statuses) actual.set(r2eGymTestKey(id), status);
+  for (const [key, status] of statuses) actual.set(r2eGymKey(key), status);
+  const expected: Record<string, string> = {};
+  for (const key of Object.keys(expectedByKey).sort()) expected[r2eGymKey(key)] = expectedByKey[key]!;
   const problems: string[] = [];
   for (const [key, status] of Object.entries(expected)) {
     const got = actual.get(key);

@@ -42,10 +42,31 @@ export function parsePytestLog(log: string): TestStatuses {
   return statuses;
 }
 
-/** R2E-Gym's key for a pytest node id: the file path dropped, "Class.test_name". */
-export function r2eGymTestKey(nodeId: string): string {
-  const parts = nodeId.split('::');
-  return (parts.length > 1 ? parts.slice(1) : parts).join('.');
+/**
+ * R2E-Gym's parse_log_pytest (r2egym/repo_analysis/execution_log_parser.py), as its reward reads a
+ * run: only the lines after "short test summary info"; a line containing PASSED, else FAILED,
+ * else ERROR, anywhere in it; the key its node id's parts after the file, joined by "." and cut at
+ * " - " (`r2e_tests/test_1.py::TestA::test_b - msg` is `TestA.test_b`); every other line (SKIPPED,
+ * XFAIL, XPASS) ignored; then its colour codes dropped. expected_output_json was recorded by the
+ * same parser, so any difference from pytest's own reading here would turn a right fix into 0.
+ */
+export function parseR2eGymLog(log: string): TestStatuses {
+  const statuses: TestStatuses = new Map();
+  const marker = 'short test summary info';
+  const at = log.indexOf(marker);
+  if (at < 0) return statuses;
+  for (const raw of log.slice(at + marker.length).trim().split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    const status: TestStatus | null = line.includes('PASSED') ? 'PASSED' : line.includes('FAILED') ? 'FAILED' : line.includes('ERROR') ? 'ERROR' : null;
+    if (status === null) continue;
+    statuses.set(r2eGymKey(line.split('::').slice(1).join('.')), status);
+  }
+  return statuses;
+}
+
+/** A key as R2E-Gym's reward compares it: cut at " - ", its colour codes (ESC[<n>m) dropped. */
+export function r2eGymKey(key: string): string {
+  return key.split(' - ')[0]!.replace(/\u001b\[\d+m/g, '');
 }
 
 /**
@@ -181,6 +202,19 @@ export function parseSympyLog(log: string): TestStatuses {
 }
 
 
+/**
+ * Automake's test-suite lines, "PASS: name" / "FAIL: name", as SWE-rebench-V2's parse_log_jq
+ * reads them (C projects' `make check`); its other results (XFAIL, SKIP, ERROR) are not read.
+ */
+export function parseAutomakeLog(log: string): TestStatuses {
+  const statuses: TestStatuses = new Map();
+  for (const raw of log.split('\n')) {
+    const m = /^(PASS|FAIL):\s(.+)$/.exec(raw.trim());
+    if (m) statuses.set(m[2]!, m[1] === 'PASS' ? 'PASSED' : 'FAILED');
+  }
+  return statuses;
+}
+
 const PARSERS: Record<TestLogFormat, (log: string) => TestStatuses> = {
   pytest: parsePytestLog,
   'pytest-options': parsePytestOptionsLog,
@@ -189,6 +223,8 @@ const PARSERS: Record<TestLogFormat, (log: string) => TestStatuses> = {
   sympy: parseSympyLog,
   'node-tap': parseNodeTapLog,
   'node-spec': parseNodeSpecLog,
+  'r2e-gym': parseR2eGymLog,
+  automake: parseAutomakeLog,
 };
 
 export function parseTestLog(format: TestLogFormat, log: string): TestStatuses {

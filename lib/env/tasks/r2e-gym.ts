@@ -2,7 +2,7 @@
  * R2E-Gym rows as Tasks. The images carry the hidden tests at /r2e_tests and the test script
  * at /testbed/run_tests.sh (which runs pytest -rA over r2e_tests from /testbed); both are
  * moved out of the sandbox when it starts and put back only for grading. Reward 1 iff the
- * parsed "Class.test" map equals expected_output_json.
+ * "Class.test" map R2E-Gym's own log parser reads (parseR2eGymLog) equals expected_output_json.
  */
 import { invalidArg } from '../../errors.js';
 import { optionsParser, type Infer } from '../../schema.js';
@@ -52,7 +52,7 @@ export function r2eGymTask(value: unknown): Task {
     image: row.docker_image,
     workdir: '/testbed',
     testCommand: 'bash run_tests.sh',
-    logFormat: 'pytest',
+    logFormat: 'r2e-gym',
     hiddenTests: {
       kind: 'image-paths',
       moves: [

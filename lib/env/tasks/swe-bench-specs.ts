@@ -87,6 +87,8 @@ export const LOG_PARSER_NAMES: Record<string, TestLogFormat> = {
   parse_log_requests: 'pytest-options',
   parse_log_pylint: 'pytest-options',
   parse_log_pydicom: 'pytest-options',
+  // SWE-rebench-V2's, for C projects' automake `make check`
+  parse_log_jq: 'automake',
 };
 
 // Files of a test patch that are data, not tests to run (the harness's list, "csv" without its dot).

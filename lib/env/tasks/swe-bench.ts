@@ -4,6 +4,7 @@
  * the caller's override, the row's install_config (SWE-rebench), or the harness's spec for the
  * repository (swe-bench-specs.ts); the directives (the test patch's files) are appended quoted.
  * Grading restores the files the test patch touches, applies it, and runs that command.
+ * SWE-rebench-V2's rows (their images are swerebenchv2/…) run as its own harness runs them.
  */
 import { invalidArg } from '../../errors.js';
 import { optionsParser, type Infer } from '../../schema.js';
@@ -51,6 +52,13 @@ const parseRow = optionsParser(ROW_SCHEMA);
 
 export const SWE_BENCH_IMAGE_TEMPLATE = 'swebench/sweb.eval.x86_64.{id}:latest';
 
+/**
+ * SWE-rebench-V2's images (docker.io/swerebenchv2/<name>:<number>-<commit>). Its harness
+ * (SWE-rebench-V2, scripts/eval.py) runs them unlike SWE-bench's: the repository at /<name>, no
+ * environment activated, and a row resolved only when exactly its listed tests pass.
+ */
+const REBENCH_V2_IMAGE = /(^|\/)swerebenchv2\//;
+
 function stringList(value: string | string[], field: string): string[] {
   if (Array.isArray(value)) return value;
   let parsed: unknown;
@@ -73,9 +81,19 @@ export function sweBenchTask(value: unknown, options: SweBenchOptions = {}): Tas
   const row = parseRow(value, 'row');
   const version = row.version === undefined ? undefined : String(row.version);
   const spec = sweBenchSpec(row.repo, version);
+  const imageId = row.instance_id.replace(/__/g, '_1776_').toLowerCase();
+  const image = row.docker_image ?? row.image_name ?? row.image ?? (options.imageTemplate ?? SWE_BENCH_IMAGE_TEMPLATE).replace('{id}', imageId);
+  const rebenchV2 = REBENCH_V2_IMAGE.test(image);
+  if (rebenchV2 && !/^[^/]+\/[^/]+$/.test(row.repo ?? '')) {
+    throw invalidArg('row.repo', `is ${JSON.stringify(row.repo ?? null)}: a SWE-rebench-V2 row's repository (owner/name) says where its image keeps it (/name)`, 'give the row as the dataset has it');
+  }
   const configured = row.install_config?.test_cmd;
-  // SWE-rebench's harness runs its commands under a UTF-8 locale.
-  const rowCommand = configured === undefined ? undefined : `LANG=C.UTF-8 LC_ALL=C.UTF-8 ${Array.isArray(configured) ? configured[configured.length - 1] : configured}`;
+  const configuredList = configured === undefined ? undefined : Array.isArray(configured) ? configured : [configured];
+  // SWE-rebench's harness runs its test command under a UTF-8 locale; SWE-rebench-V2's runs every
+  // command of the list in order, under `set -e`, as the row gives them.
+  const rowCommand = configuredList === undefined || configuredList.length === 0
+    ? undefined
+    : rebenchV2 ? ['set -e', ...configuredList].join('\n') : `LANG=C.UTF-8 LC_ALL=C.UTF-8 ${configuredList[configuredList.length - 1]}`;
   const command = options.testCommand ?? rowCommand ?? spec?.command;
   if (command === undefined) {
     throw invalidArg(
@@ -91,18 +109,21 @@ export function sweBenchTask(value: unknown, options: SweBenchOptions = {}): Tas
     if (!known) throw invalidArg(row.install_config?.log_parser !== undefined ? 'row.install_config.log_parser' : 'row.log_parser', `is ${JSON.stringify(parserName)}, a parser swerl does not have`, `use one of ${Object.keys(LOG_PARSER_NAMES).join(', ')}`);
     logFormat = known;
   }
-  const directives = testDirectives(row.test_patch, row.repo);
-  if (directives.length === 0) throw invalidArg('row.test_patch', 'touches no test file to run', 'check the row: its test patch only changes data files');
-  const imageId = row.instance_id.replace(/__/g, '_1776_').toLowerCase();
-  const image = row.docker_image ?? row.image_name ?? row.image ?? (options.imageTemplate ?? SWE_BENCH_IMAGE_TEMPLATE).replace('{id}', imageId);
+  // SWE-rebench-V2 runs its command as it is; the others name the test patch's files to run.
+  let testCommand = command;
+  if (!rebenchV2) {
+    const directives = testDirectives(row.test_patch, row.repo);
+    if (directives.length === 0) throw invalidArg('row.test_patch', 'touches no test file to run', 'check the row: its test patch only changes data files');
+    testCommand = withDirectives(command, directives);
+  }
   return {
     id: row.instance_id,
     source: 'swe-bench',
     problemStatement: row.problem_statement,
     image,
     ...(/(^|\/)sweb\.eval\./.test(image) ? { env: { PATH: SWE_BENCH_IMAGE_PATH } } : {}),
-    workdir: '/testbed',
-    testCommand: withDirectives(command, directives),
+    workdir: rebenchV2 ? `/${row.repo!.split('/')[1]}` : '/testbed',
+    testCommand,
     logFormat,
     ...(spec?.harnessFiles ? { harnessFiles: spec.harnessFiles } : {}),
     hiddenTests: { kind: 'patch', patch: row.test_patch, paths: patchedPaths(row.test_patch, { field: 'row.test_patch' }) },
@@ -110,6 +131,7 @@ export function sweBenchTask(value: unknown, options: SweBenchOptions = {}): Tas
       rule: 'swe-bench',
       failToPass: stringList(row.FAIL_TO_PASS, 'row.FAIL_TO_PASS'),
       passToPass: stringList(row.PASS_TO_PASS, 'row.PASS_TO_PASS'),
+      ...(rebenchV2 ? { exact: true } : {}),
     },
     ...(row.patch ? { goldPatch: row.patch } : {}),
     metadata: { repo: row.repo, baseCommit: row.base_commit, ...(version !== undefined ? { version } : {}) },

@@ -172,9 +172,10 @@ interface ToolSpec {
 }
 
 /** Required parameters are what SweTools checks; descriptions are written per profile. */
-const TOOL_SPECS: readonly ToolSpec[] = specs('default');
+const TOOL_SPECS: readonly ToolSpec[] = specs('default', '/testbed');
 
-function specs(profile: ToolProfile): ToolSpec[] {
+/** `workdir`: where the repository is, as the descriptions tell the agent (the task's). */
+function specs(profile: ToolProfile, workdir: string): ToolSpec[] {
   const r2egym = profile === 'r2egym';
   return [
     {
@@ -205,7 +206,7 @@ function specs(profile: ToolProfile): ToolSpec[] {
     {
       name: 'file_editor',
       description: [
-        'Views, creates and edits files. `path` must be absolute (the repository is at /testbed, e.g. `/testbed/src/module.py`).',
+        `Views, creates and edits files. \`path\` must be absolute (the repository is at ${workdir}, e.g. \`${workdir}/src/module.py\`).`,
         r2egym
           ? '- `view` on a file shows it with line numbers; only `.py` files can be viewed. A Python file over 110 lines is shown condensed (long function bodies elided) unless you give a `view_range`. On a folder, `view` lists folders and `.py` files two levels deep, hidden ones left out.'
           : '- `view` on a file shows it with line numbers; `concise` condenses a Python file by eliding long function bodies. On a folder, `view` lists files and folders two levels deep, hidden ones left out.',
@@ -217,7 +218,7 @@ function specs(profile: ToolProfile): ToolSpec[] {
       ].join('\n'),
       parameters: [
         { name: 'command', type: 'string', required: true, description: 'What to do.', enum: ['view', 'create', 'str_replace', 'insert', 'undo_edit'] },
-        { name: 'path', type: 'string', required: true, description: 'Absolute path of the file or folder, e.g. `/testbed/setup.py`.' },
+        { name: 'path', type: 'string', required: true, description: `Absolute path of the file or folder, e.g. \`${workdir}/setup.py\`.` },
         { name: 'file_text', type: 'string', required: false, description: 'For `create`: the whole content of the new file.' },
         { name: 'old_str', type: 'string', required: false, description: 'For `str_replace`: the exact text to replace, found once in the file.' },
         { name: 'new_str', type: 'string', required: false, description: 'For `str_replace`: the replacement (left out: delete). For `insert`: the text to insert.' },
@@ -249,8 +250,8 @@ export interface ToolDescriptions {
   openAiTools: object[];
 }
 
-export function toolDescriptions(profile: ToolProfile = 'default'): ToolDescriptions {
-  const tools = specs(profile);
+export function toolDescriptions(profile: ToolProfile = 'default', workdir = '/testbed'): ToolDescriptions {
+  const tools = specs(profile, workdir);
   const sections = tools.map((tool) => {
     const params = tool.parameters.map((p) => {
       const allowed = p.enum ? ` Allowed values: ${p.enum.map((v) => `\`${v}\``).join(', ')}.` : '';
@@ -276,7 +277,7 @@ export function toolDescriptions(profile: ToolProfile = 'default'): ToolDescript
     'Example:',
     '<function=file_editor>',
     '<parameter=command>view</parameter>',
-    '<parameter=path>/testbed/src/package/module.py</parameter>',
+    `<parameter=path>${workdir}/src/package/module.py</parameter>`,
     '<parameter=view_range>[1, 20]</parameter>',
     '</function>',
     '',

@@ -289,7 +289,7 @@ t.test('R2E-Gym-style tasks: hidden paths stashed at start, restored for grading
     repoDir: dir,
     workdir: '/testbed',
     testCommand: 'bash run_tests.sh',
-    logFormat: 'pytest',
+    logFormat: 'r2e-gym',
     hiddenTests: {
       kind: 'image-paths',
       moves: [
@@ -309,7 +309,7 @@ t.test('R2E-Gym-style tasks: hidden paths stashed at start, restored for grading
   await env.step(FIX);
   const reward = await env.reward();
   t.equal(reward.reward, 1, reward.reason);
-  t.same(reward.tests, { 'r2e_tests/test_1.py::TestAdd::test_add': 'PASSED' });
+  t.same(reward.tests, { 'TestAdd.test_add': 'PASSED' }, "R2E-Gym's keys");
   t.notMatch(reward.patch, /hidden|run_tests/, 'stashed files are not part of the patch');
 });
 

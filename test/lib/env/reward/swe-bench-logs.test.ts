@@ -71,3 +71,41 @@ t.test('pytest -rA summaries and their SWE-bench variants', async (t) => {
   t.equal(parseTestLog('pytest', '\u001b[32mPASSED\u001b[0m tests/a.py::test_b\n').get('tests/a.py::test_b'), 'PASSED', 'colour codes are dropped');
   t.equal(parseTestLog('pytest', 'PASSED [100%]\n').get('[100%]'), 'PASSED', "a nested run's line, as SWE-bench records it (pytest-dev rows list it)");
 });
+
+t.test("R2E-Gym's parser on its own example run (sympy, pytest -rA over r2e_tests)", async (t) => {
+  const statuses = parseTestLog('r2e-gym', log('r2e-gym-sympy.log'));
+  t.equal(statuses.size, 22, '22 tests in the summary');
+  t.equal(statuses.get('test_Idx_inequalities_current_fails'), 'FAILED', 'the key cut at " - "');
+  t.equal([...statuses.values()].filter((s) => s === 'PASSED').length, 21);
+  t.equal(statuses.get('test_Idx_construction'), 'PASSED', 'the file path dropped');
+});
+
+t.test("R2E-Gym's quirks, as its parse_log_pytest and reward read the same lines", async (t) => {
+  // Each expected value below is what R2E-Gym's own code (execution_log_parser.py, then the
+  // reward's " - " cut) returned for these lines: a status word anywhere in the line counts,
+  // PASSED first; SKIPPED, XFAIL and XPASS lines are not read; a module error has the empty key.
+  const lines = [
+    'collected 9 items',
+    '=== short test summary info ===',
+    'PASSED r2e_tests/test_1.py::TestA::test_b',
+    'PASSED r2e_tests/test_1.py::test_param[a b - c]',
+    'FAILED r2e_tests/test_1.py::test_f - AssertionError: got PASSED',
+    "ERROR r2e_tests/test_2.py::TestB::test_e - fixture 'x' not found",
+    'SKIPPED [1] r2e_tests/test_1.py:12: needs numpy',
+    'XFAIL r2e_tests/test_1.py::test_x - reason',
+    'XPASS r2e_tests/test_1.py::test_xp',
+    'FAILED r2e_tests/test_3.py - ImportError: cannot import',
+    'PASSED r2e_tests/test_1.py::\u001b[32mtest_col\u001b[0m',
+    '=== 3 failed, 3 passed in 0.1s ===',
+  ];
+  const statuses = parseTestLog('r2e-gym', lines.join('\n'));
+  t.same(Object.fromEntries(statuses), {
+    'TestA.test_b': 'PASSED',
+    'test_param[a b': 'PASSED',
+    test_f: 'PASSED',
+    'TestB.test_e': 'ERROR',
+    '': 'FAILED',
+    test_col: 'PASSED',
+  });
+  t.same(Object.fromEntries(parseTestLog('r2e-gym', lines.slice(2).join('\n'))), {}, 'no "short test summary info": nothing');
+});

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import t from 'tap';
 
-import { parseNodeSpecLog, parseNodeTapLog, parsePytestLog, r2eGymTestKey } from '../../../../lib/env/reward/test-log.js';
+import { parseNodeSpecLog, parseNodeTapLog, parsePytestLog, parseR2eGymLog } from '../../../../lib/env/reward/test-log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'swerl-testlog-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,8 +56,17 @@ t.test('pytest -rA (and -v)', async (t) => {
   const fromVerbose = Object.fromEntries(parsePytestLog(verbose));
   t.equal(fromVerbose['tests/test_a.py::TestThing::test_param[2]'], 'FAILED', '-v progress lines');
   t.equal(fromVerbose['tests/test_a.py::test_xpass'], 'XPASS');
-  t.equal(r2eGymTestKey('tests/test_a.py::TestThing::test_param[2]'), 'TestThing.test_param[2]');
-  t.equal(r2eGymTestKey('tests/test_a.py::test_ok'), 'test_ok');
+  // R2E-Gym's reading of the same run: the summary's PASSED / FAILED / ERROR lines keyed
+  // without the file; skips, xfails and xpasses not at all (R2E-Gym's parse_log_pytest, run on
+  // Debian's pytest's log of this run, gave exactly this map).
+  t.same(Object.fromEntries(parseR2eGymLog(summary)), {
+    test_ok: 'PASSED',
+    test_fail: 'FAILED',
+    'TestThing.test_param[1]': 'PASSED',
+    'TestThing.test_param[2]': 'FAILED',
+    test_error: 'ERROR',
+  }, "R2E-Gym's keys and statuses");
+  t.same(Object.fromEntries(parseR2eGymLog(verbose)), { test_fail: 'FAILED', 'TestThing.test_param[2]': 'FAILED', test_error: 'ERROR' }, "without -rA the summary lists failures alone, and R2E-Gym reads only those");
 });
 
 t.test('node --test, TAP and spec reporters agree', async (t) => {
