@@ -112,10 +112,15 @@ t.test("glibc's allocator is tuned when the addon loads (SWERL_MALLOC_TUNING=0 l
     if (out.status !== 0) throw new Error(out.stderr);
     return JSON.parse(out.stdout) as { tuned: boolean; heapMB: number };
   };
-  const tuned = run({});
+  // When brk cannot grow the heap at that moment, glibc serves the allocation from mmap instead
+  // and the heap stays small whatever the tuning (a fresh-clone CI run beside a training job saw
+  // a 2 MB heap once): the tuned child gets three tries, and one of them must show the pad.
+  const tries = [run({})];
+  while (tries.length < 3 && tries[tries.length - 1]!.heapMB < 1024) tries.push(run({}));
+  const tuned = tries[tries.length - 1]!;
   const untuned = run({ SWERL_MALLOC_TUNING: '0' });
   t.equal(tuned.tuned, true, 'buildInfo().allocatorTuned by default');
   t.equal(untuned.tuned, false, 'and not with SWERL_MALLOC_TUNING=0');
-  t.ok(tuned.heapMB >= 1024, `tuned: the heap grew by the 1 GB top pad (${tuned.heapMB} MB)`);
+  t.ok(tuned.heapMB >= 1024, `tuned: the heap grew by the 1 GB top pad (${tries.map((r) => r.heapMB).join(', ')} MB)`);
   t.ok(untuned.heapMB < 512, `untuned: glibc's own behaviour (${untuned.heapMB} MB heap)`);
 });
