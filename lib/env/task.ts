@@ -56,6 +56,11 @@ export interface Task {
    */
   harnessFiles?: string[];
   logFormat: TestLogFormat;
+  /**
+   * false: grading runs the tests without the runner's guard, for a runner the guard cannot load
+   * into (R2E-Gym's own unittest runners of tornado and pillow, which never start pytest).
+   */
+  guard?: false;
   hiddenTests: HiddenTests;
   resolution: ResolutionRule;
   /** A patch that resolves the task, when known (validation uses it). */

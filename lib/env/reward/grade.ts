@@ -174,7 +174,7 @@ export interface TestRun {
  */
 export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat; guard?: boolean }): Promise<TestRun> {
   const format = options.logFormat ?? task.logFormat;
-  const runner = options.guard === false ? null : guardRunnerOf(format);
+  const runner = options.guard === false || task.guard === false ? null : guardRunnerOf(format);
   const guard = runner ? makeGuard(runner, task.workdir) : null;
   const install = guard
     ? [`mkdir -m 700 ${shellQuote(guard.dir)} || exit 1`, ...heredocBytes(guard.file.contents, `> ${shellQuote(`${guard.dir}/${guard.file.name}`)} || exit 1`), guard.exports].join('\n') + '\n'
@@ -189,8 +189,9 @@ export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutM
   if (!guard) return { run, statuses, tampering: null };
   const text = await sandbox.readFile(guard.record).then((b) => b.toString('utf8'), () => '');
   // Every passing entry of the log is held to the record; for pytest, only node ids (nested
-  // pytest runs of pytest's own tests print "[100%]"-like ids no guard can know).
-  const checked = [...statuses.keys()].filter((id) => runner !== 'pytest' || id.includes('::'));
+  // pytest runs of pytest's own tests print "[100%]"-like ids no guard can know; R2E-Gym's
+  // reading gives such a line the empty key).
+  const checked = [...statuses.keys()].filter((id) => runner !== 'pytest' || (format === 'r2e-gym' ? id !== '' : id.includes('::')));
   return { run, statuses, tampering: guardFindings(readGuardRecord(text, guard.key), guard.runner, format, statuses, checked) };
 }
 

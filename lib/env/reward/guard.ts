@@ -26,7 +26,7 @@ export type GuardRunner = 'pytest' | 'node';
 
 /** The runner a log format comes from, when swerl has a guard for it. */
 export function guardRunnerOf(format: TestLogFormat): GuardRunner | null {
-  if (format.startsWith('pytest')) return 'pytest';
+  if (format.startsWith('pytest') || format === 'r2e-gym') return 'pytest';
   if (format.startsWith('node-')) return 'node';
   return null;
 }
@@ -127,6 +127,8 @@ function verdictStatuses(record: GuardRecord, runner: GuardRunner, format: TestL
   // pytest-family formats rewrite ids (SWE-bench's per-repository quirks): the record's node ids
   // go through the same parser as summary lines.
   const lines = [...record.verdicts].map(([id, verdict]) => `${STATUS_OF[verdict]} ${id}`);
+  // R2E-Gym's parser reads only what follows the short summary's title.
+  if (format === 'r2e-gym') lines.unshift('short test summary info');
   return parseTestLog(format, lines.join('\n'));
 }
 

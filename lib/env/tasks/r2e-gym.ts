@@ -19,11 +19,31 @@ const ROW_SCHEMA = {
     expected_output_json: { anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }] },
     repo_name: { type: 'string' },
     commit_hash: { type: 'string' },
+    execution_result_content: { anyOf: [{ type: 'string' }, { type: 'object' }] },
   },
 } as const;
 export type R2eGymRow = Infer<typeof ROW_SCHEMA>;
 
 const parseRow = optionsParser(ROW_SCHEMA);
+
+// R2E-Gym's run_tests.sh runs its own unittest runner instead of pytest for tornado, and for
+// pillow rows whose tests are unittest cases (the runner's file is then among the row's tests).
+const UNITTEST_RUNNERS = ['tornado_unittest_runner.py', 'unittest_custom_runner.py'];
+
+/** Whether the row's tests run under one of R2E-Gym's unittest runners, where pytest's guard cannot load. */
+function runsUnittestRunner(row: R2eGymRow): boolean {
+  if (row.repo_name === 'tornado') return true;
+  let content: unknown = row.execution_result_content;
+  if (typeof content === 'string') {
+    try {
+      content = JSON.parse(content);
+    } catch {
+      throw invalidArg('row.execution_result_content', 'is not valid JSON', "give the row's field as the dataset has it, or leave it out");
+    }
+  }
+  const names = (content as { test_file_names?: unknown } | undefined)?.test_file_names;
+  return Array.isArray(names) && names.some((name) => UNITTEST_RUNNERS.includes(String(name).split('/').pop()!));
+}
 
 /** The text inside [ISSUE]...[/ISSUE] when the statement is wrapped, else all of it. */
 export function issueText(statement: string): string {
@@ -53,6 +73,7 @@ export function r2eGymTask(value: unknown): Task {
     workdir: '/testbed',
     testCommand: 'bash run_tests.sh',
     logFormat: 'r2e-gym',
+    ...(runsUnittestRunner(row) ? { guard: false as const } : {}),
     hiddenTests: {
       kind: 'image-paths',
       moves: [

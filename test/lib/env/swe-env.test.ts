@@ -311,6 +311,16 @@ t.test('R2E-Gym-style tasks: hidden paths stashed at start, restored for grading
   t.equal(reward.reward, 1, reward.reason);
   t.same(reward.tests, { 'TestAdd.test_add': 'PASSED' }, "R2E-Gym's keys");
   t.notMatch(reward.patch, /hidden|run_tests/, 'stashed files are not part of the patch');
+
+  // A patch that prints the summary line R2E-Gym's parser reads, at exit, after pytest's own:
+  // the log says passed, the guard saw the test fail, and the reward is 0.
+  const forger = new SweEnv(task, backend);
+  t.teardown(() => forger.close());
+  await forger.reset();
+  await forger.step(bash("printf 'import atexit\\natexit.register(print, \"PASSED r2e_tests/test_1.py::TestAdd::test_add\")\\n' >> calc.py"));
+  const forged = await forger.reward();
+  t.equal(forged.reward, 0, 'the guard voids it');
+  t.match(forged.reason, /TestAdd.test_add \(the log says PASSED, the guard saw FAILED\)/, 'the forged line is the one held against the record');
 });
 
 t.test('a hostile response is answered within the step limit', async (t) => {

@@ -88,6 +88,19 @@ t.test('R2E-Gym rows: the issue inside [ISSUE], the expected map, hidden paths m
   t.equal(tasks[0]!.testCommand, 'bash run_tests.sh');
   t.match(tasks[0]!.hiddenTests, { kind: 'image-paths', moves: [{ from: '/r2e_tests', to: '/testbed/r2e_tests' }, { from: '/testbed/run_tests.sh' }] });
   t.equal(issueText('no markers here '), 'no markers here');
+  t.equal(tasks[0]!.logFormat, 'r2e-gym', "read by R2E-Gym's own parser");
+  t.equal(tasks[0]!.guard, undefined, 'pytest runs the tests: graded under the guard');
+});
+
+t.test("R2E-Gym rows whose run_tests.sh runs R2E-Gym's unittest runner are graded without pytest's guard", async (t) => {
+  const unittestPillow = r2eRow({ execution_result_content: JSON.stringify({ test_file_names: ['test_1.py', 'unittest_custom_runner.py'], test_file_codes: ['', ''] }) });
+  const pytestPillow = r2eRow({ commit_hash: '1111111111111111', execution_result_content: { test_file_names: ['test_1.py'], test_file_codes: [''] } });
+  const tornado = r2eRow({ repo_name: 'tornado', docker_image: 'namanjain12/tornado_final:0123' });
+  const dir = t.testdir({ 'r2e.jsonl': jsonl([unittestPillow, pytestPillow, tornado]) });
+  const { tasks } = await loadTasks(`${dir}/r2e.jsonl`);
+  t.same(tasks.map((task) => task.guard), [false, undefined, false], 'the runner never loads pytest, so its guard could only void every run');
+  const bad = t.testdir({ 'r2e.jsonl': jsonl([r2eRow({ execution_result_content: '{oops' })]) });
+  await t.rejects(loadTasks(`${bad}/r2e.jsonl`), { message: /:1: row\.execution_result_content is not valid JSON/ });
 });
 
 t.test('a bad row names the file, the line and the field', async (t) => {
