@@ -8,7 +8,9 @@
  *   3. the last checkpoint's weights, config and tokenizer (no optimizer state) into the output
  *      folder, with a README of the run: its minutes, probe figures and machine
  *
- *   npm run pretrain:swe [-- --out models/swe-reader] [--dir runs/pretrain-swe] [--steps N] [--probes N]
+ *   npm run pretrain:swe [-- --out models/swe-reader] [--dir runs/pretrain-swe] [--steps N] [--probes N] [--resume]
+ *
+ * --resume continues a run stopped part way (Ctrl-C, a lost machine) from its last checkpoint in --dir.
  */
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
@@ -30,6 +32,7 @@ const { values: args } = parseArgs({
     dir: { type: 'string', default: path.join('runs', 'pretrain-swe') },
     steps: { type: 'string' },
     probes: { type: 'string', default: '200' },
+    resume: { type: 'boolean', default: false },
   },
 });
 /** The tokenizer's corpus (drills of train-split programs, a seed of their own) and size. */
@@ -56,11 +59,11 @@ console.log(`tokenizer: ${trained.vocabSize} ids (${trained.merges} merges) from
 // 2. Pretraining.
 const config = {
   ...raw,
-  run: { ...raw.run, dir: runDir, ...(args.steps ? { steps: Number(args.steps) } : {}) },
+  run: { ...raw.run, dir: runDir, resume: args.resume, ...(args.steps ? { steps: Number(args.steps) } : {}) },
   model: { ...raw.model, tokenizer: tokenizerDir },
 };
 const summary = await pretrain(config as Record<string, unknown>, { baseDir: path.dirname(configFile) });
-if (summary.stopped || !summary.checkpoint) throw new Error('pretraining stopped before its last step; run again to resume it (run.resume: true)');
+if (summary.stopped || !summary.checkpoint) throw new Error(`pretraining stopped before its last step; the same command with --resume continues it from its last checkpoint in ${runDir}`);
 const pretrainMinutes = minutes();
 
 // 3. Probes on more held-out programs, then the checkpoint without its optimizer state.
