@@ -30,17 +30,20 @@ const parseRow = optionsParser(ROW_SCHEMA);
 // pillow rows whose tests are unittest cases (the runner's file is then among the row's tests).
 const UNITTEST_RUNNERS = ['tornado_unittest_runner.py', 'unittest_custom_runner.py'];
 
+/** A field the dataset stores as JSON text, parsed (given already parsed, as it is). */
+function jsonField(value: unknown, field: string, fix: string): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw invalidArg(field, 'is not valid JSON', fix);
+  }
+}
+
 /** Whether the row's tests run under one of R2E-Gym's unittest runners, where pytest's guard cannot load. */
 function runsUnittestRunner(row: R2eGymRow): boolean {
   if (row.repo_name === 'tornado') return true;
-  let content: unknown = row.execution_result_content;
-  if (typeof content === 'string') {
-    try {
-      content = JSON.parse(content);
-    } catch {
-      throw invalidArg('row.execution_result_content', 'is not valid JSON', "give the row's field as the dataset has it, or leave it out");
-    }
-  }
+  const content = jsonField(row.execution_result_content, 'row.execution_result_content', "give the row's field as the dataset has it, or leave it out");
   const names = (content as { test_file_names?: unknown } | undefined)?.test_file_names;
   return Array.isArray(names) && names.some((name) => UNITTEST_RUNNERS.includes(String(name).split('/').pop()!));
 }
@@ -53,14 +56,7 @@ export function issueText(statement: string): string {
 
 export function r2eGymTask(value: unknown): Task {
   const row = parseRow(value, 'row');
-  let expected = row.expected_output_json;
-  if (typeof expected === 'string') {
-    try {
-      expected = JSON.parse(expected) as Record<string, string>;
-    } catch {
-      throw invalidArg('row.expected_output_json', 'is not valid JSON', 'give the test→status map or its JSON encoding');
-    }
-  }
+  const expected = jsonField(row.expected_output_json, 'row.expected_output_json', 'give the test→status map or its JSON encoding');
   if (typeof expected !== 'object' || expected === null || Array.isArray(expected) || Object.values(expected).some((s) => typeof s !== 'string')) {
     throw invalidArg('row.expected_output_json', 'must be a map from test key to status');
   }
@@ -81,7 +77,7 @@ export function r2eGymTask(value: unknown): Task {
         { from: '/testbed/run_tests.sh', to: '/testbed/run_tests.sh' },
       ],
     },
-    resolution: { rule: 'r2e-gym', expected },
+    resolution: { rule: 'r2e-gym', expected: expected as Record<string, string> },
     metadata: { repo: row.repo_name, commit: row.commit_hash },
   };
 }
