@@ -36,12 +36,15 @@ const withoutTiming = (name: string) => TIMING_SUFFIXES.reduce((n, re) => n.repl
  * FAIL_TO_PASS and PASS_TO_PASS), no more and no fewer, timing suffixes stripped on both sides.
  */
 export function passedSetResolution(statuses: TestStatuses, passed: readonly string[]): Resolution {
-  const actual = [...statuses].filter(([, status]) => status === 'PASSED').map(([name]) => withoutTiming(name)).sort();
+  // The harness keys the parsed statuses by the stripped name (a later one wins), then compares
+  // the sorted names that passed with its sorted list.
+  const byName = new Map([...statuses].map(([name, status]) => [withoutTiming(name), status]));
+  const actual = [...byName].filter(([, status]) => status === 'PASSED').map(([name]) => name).sort();
   const expected = passed.map(withoutTiming).sort();
   const missing = expected.filter((name) => !actual.includes(name));
   const extra = actual.filter((name) => !expected.includes(name));
   if (missing.length === 0 && extra.length === 0 && actual.length === expected.length) return { resolved: true };
-  const shown = [...missing.map((n) => `${n} (${statuses.get(n) ?? 'missing'})`), ...extra.map((n) => `${n} (passed, not listed)`)];
+  const shown = [...missing.map((n) => `${n} (${byName.get(n) ?? 'missing'})`), ...extra.map((n) => `${n} (passed, not listed)`)];
   return { resolved: false, reason: `${missing.length} listed test(s) not passing, ${extra.length} unlisted passing: ${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ', …' : ''}` };
 }
 

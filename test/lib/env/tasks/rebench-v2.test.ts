@@ -44,6 +44,10 @@ t.test("the harness's rule on automake's make check output", async (t) => {
   t.match(failing.reason, new RegExp(`${listed[0]!.replace(/[.]/g, '\\.')} \\(FAILED\\)`));
   const timed = listed.map((name, i) => `PASS: ${name}${i % 2 ? ' (12ms)' : ' [1.5 s]'}`);
   t.same(resolveTask(task, parseTestLog('automake', summary(timed))), { resolved: true }, 'timing suffixes stripped');
+  const twice = [...pass, `PASS: ${listed[0]} (3ms)`];
+  t.same(resolveTask(task, parseTestLog('automake', summary(twice))), { resolved: true }, 'one test under two timings is one name, as the harness keys them');
+  const timedFail = resolveTask(task, parseTestLog('automake', summary([...pass.slice(1), `FAIL: ${listed[0]} (3ms)`])));
+  t.match(timedFail.reason, /\(FAILED\)/, "a listed test failing under a timed name is reported with its status");
   const statuses = parseTestLog('automake', 'PASS: a\n  FAIL: b\nXFAIL: c\nSKIP: d\nERROR: e\nPASS:no-space\n');
   t.same(Object.fromEntries(statuses), { a: 'PASSED', b: 'FAILED' }, "parse_log_jq's reading: PASS and FAIL lines only");
 });
