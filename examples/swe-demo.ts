@@ -12,8 +12,10 @@
  *      the model's tokenizer, a share of them first trying an edit that changes nothing and
  *      reading the editor's refusal (RECOVERY); SFT on those trajectories, the refused turns
  *      masked out of the loss (tasks of their own: RL never sees them)
- *   2. RFT (the rft preset) on the curriculum
- *   3. from the RFT checkpoint, in the tier RFT reached, GRPO++ (with dynamic sampling: a group
+ *   2. RFT, Nebius's rejection fine-tuning: the SFT policy plays every task of the RL pools
+ *      (every tier) rftSamples times at RFT_TEMPERATURE, and SFT from the SFT checkpoint on the
+ *      episodes that resolved beside the oracle's
+ *   3. from the RFT checkpoint, in the tier placement picks, GRPO++ (with dynamic sampling: a group
  *      whose samples all score the same is set aside and more tasks are played until a step has
  *      rlTasks mixed groups) and continued RFT, for as many episodes as GRPO++ played
  *
@@ -54,6 +56,7 @@ import { renderChartsSvg } from '../lib/train/plots.js';
 import { RunDirectory } from '../lib/train/run-dir.js';
 import { train } from '../lib/train/trainer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../lib/util/atomic.js';
+import { mixSeed } from '../lib/util/random.js';
 import { packageInfo } from '../lib/util/package-info.js';
 
 const { values: args } = parseArgs({
@@ -87,10 +90,10 @@ const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().t
  * tests and for a first look at a new --model).
  */
 const SIZES = {
-  smoke: { pool: 1, dev: 1, heldout: 2, sftSteps: 2, sftBatch: 2, rftSteps: 1, rftTasks: 1, rftSamples: 2, rlSteps: 1, rlTasks: 1, rlSamples: 2, checkEvery: 1 },
-  quick: { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSteps: 1, rftTasks: 4, rftSamples: 2, rlSteps: 1, rlTasks: 4, rlSamples: 2, checkEvery: 1 },
-  small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 2, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
-  full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSteps: 2, rftTasks: 16, rftSamples: 4, rlSteps: 3, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
+  smoke: { pool: 1, dev: 1, heldout: 2, sftSteps: 2, sftBatch: 2, rftSamples: 2, rftSteps: 2, rlSteps: 1, rlTasks: 1, rlSamples: 2, checkEvery: 1 },
+  quick: { pool: 6, dev: 4, heldout: 12, sftSteps: 12, sftBatch: 8, rftSamples: 2, rftSteps: 6, rlSteps: 1, rlTasks: 4, rlSamples: 2, checkEvery: 1 },
+  small: { pool: 100, dev: 16, heldout: 100, sftSteps: 200, sftBatch: 16, rftSamples: 2, rftSteps: 100, rlSteps: 2, rlTasks: 8, rlSamples: 8, checkEvery: 2 },
+  full: { pool: 200, dev: 32, heldout: 300, sftSteps: 300, sftBatch: 16, rftSamples: 2, rftSteps: 150, rlSteps: 3, rlTasks: 8, rlSamples: 8, checkEvery: 1 },
 };
 const sizeName = quick ? 'quick' : (args.size ?? 'full');
 if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
@@ -139,8 +142,8 @@ const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
  * mixed groups. The episodes it plays are counted, and continued RFT plays as many.
  */
 const RL_RESAMPLE_ROUNDS = 3;
-/** Episodes RFT samples; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
-const RFT_EPISODES = SIZE.rftSteps * SIZE.rftTasks * SIZE.rftSamples;
+/** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
+const RFT_EPISODES = CURRICULUM.tiers.length * SIZE.pool * SIZE.rftSamples;
 /** Episodes one round of an RL step plays. */
 const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
 /**
@@ -149,13 +152,20 @@ const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
  * checkpoint on 100 validation tasks were such edits), shown with what to do next.
  */
 const RECOVERY = 0.3;
-const LR = { sft: 1e-3, rft: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
+const LR = { sft: 1e-3, rft: 3e-4, rftContinued: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
 /**
- * Both RFT phases' optimizer, whole: the rft preset would fill in Nebius's (10 warm-up steps,
- * cosine to 0 over the optimizer steps of a run in which every episode resolves), and a phase
- * of a few steps takes fewer optimizer steps than that warm-up: it would never train at LR.rft.
+ * RFT's sampling temperature: at T=0.6 the SFT policy resolves more of its samples than at T=1
+ * and misquotes old_str half as often (docs/swe-recipe.md), and RFT learns from what it samples.
  */
-const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: 0, schedule: 'constant' };
+const RFT_TEMPERATURE = 0.6;
+/** The RFT phase: SFT again, from the SFT checkpoint, at a third of SFT's peak. */
+const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: Math.min(10, SIZE.rftSteps), schedule: 'cosine' };
+/**
+ * The continued-RFT arm's optimizer, whole: the rft preset would fill in Nebius's (10 warm-up
+ * steps, cosine to 0 over the optimizer steps of a run in which every episode resolves), and an
+ * arm of a few steps takes fewer optimizer steps than that warm-up: it would never train at its lr.
+ */
+const RFT_CONTINUED_OPTIMIZER = { lr: LR.rftContinued, weightDecay: 0, warmupSteps: 0, schedule: 'constant' };
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
@@ -211,12 +221,11 @@ async function suites(tasksDir: string, firstSeed: number) {
 }
 
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
-function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number, startTier?: string) {
-  const curriculum = startTier === undefined ? CURRICULUM : { ...CURRICULUM, startTier };
+function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number) {
   return {
     run: { dir: runDir, seed, steps, checkpointEvery: steps, progress: 'lines' },
     model: { path: modelPath, device, threads: 2 },
-    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, firstSeed: taskSeedsOf(seed), ...KNOBS }, curriculum, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
+    tasks: { kind: 'swe', path: tasksDir, generate: { train: SIZE.pool, heldout: 0, firstSeed: taskSeedsOf(seed), ...KNOBS }, curriculum: CURRICULUM, evalIds: heldout.map((t) => t.id), sandbox: 'local', env: ENV },
     rollout: { ...AGENT, concurrency: CONCURRENCY },
     eval: { every: 0 },
   };
@@ -227,12 +236,11 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftOptimizer: RFT_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, oracleRecovery: RECOVERY };
 
 interface ArmSummary {
   dir: string;
   last: unknown;
-  startTier?: string;
   endTier?: string;
   episodes: number;
 }
@@ -317,25 +325,39 @@ async function runSeed(seed: number): Promise<SeedResult> {
   });
   await measure('sft', 0, sft.checkpoint!);
 
-  // 2. RFT on the curriculum.
+  // 2. RFT: the SFT policy plays every RL-pool task; SFT again on what resolved, beside the oracle's trajectories.
+  const samplesDir = new RunDirectory(path.join(dir, '3-rft-samples'));
+  await samplesDir.create({ demo: 'swe', phase: 'rft-samples', model: sft.checkpoint, temperature: RFT_TEMPERATURE }, false);
+  const sampler = await NativePolicy.load(sft.checkpoint!, { device, threads: 2 });
+  let samples;
+  try {
+    const items = pools.flatMap((task, group) =>
+      Array.from({ length: SIZE.rftSamples }, (_, sample) => ({ taskId: task.id, task, group, sample, seed: mixSeed(seed, group, sample) * 1024, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+    );
+    samples = await runRollouts(items, sampler, { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: RFT_TEMPERATURE }, 'agent') });
+  } finally {
+    sampler.dispose();
+  }
+  await samplesDir.writeTrajectories(1, samples, () => ({}));
+  const kept = samples.filter((t) => t.reward === 1);
+  log(`seed ${seed} RFT samples: ${kept.length} of ${samples.length} resolved (${new Set(kept.map((t) => t.taskId)).size} of ${pools.length} RL-pool tasks at least once)`);
   const rft = await train({
     ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
-    rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rftTasks, samplesPerTask: SIZE.rftSamples },
     optimizer: RFT_OPTIMIZER,
-    algorithm: { preset: 'rft' },
+    sft: { data: [samplesDir.dir, oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
   });
   await measure('rft', RFT_EPISODES, rft.checkpoint!);
 
-  // 3. From the RFT checkpoint and the tier RFT reached: GRPO++, then continued RFT for as many episodes as GRPO++ played.
+  // 3. From the RFT checkpoint, in the tier placement picks: GRPO++, then continued RFT for as many episodes as GRPO++ played.
   const summaries: Record<string, ArmSummary> = {};
   const arm = async (phase: string, steps: number, settings: { algorithm: object; optimizer: object }) => {
     const run = await train({
-      ...phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps, rft.curriculumTier),
+      ...phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps),
       rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
       ...settings,
     });
     const episodes = run.episodes!;
-    summaries[phase] = { dir: run.dir, last: run.last, ...(rft.curriculumTier ? { startTier: rft.curriculumTier } : {}), ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes };
+    summaries[phase] = { dir: run.dir, last: run.last, ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes };
     await measure(phase, RFT_EPISODES + episodes, run.checkpoint!);
     return episodes;
   };
@@ -344,7 +366,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
-  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft' }, optimizer: RFT_OPTIMIZER });
+  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft' }, optimizer: RFT_CONTINUED_OPTIMIZER });
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
   const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools], backend, {
@@ -409,7 +431,9 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   taskSeedsPerSeed: TASK_SEEDS_PER_SEED,
   curriculum: CURRICULUM,
   lr: LR,
+  rftTemperature: RFT_TEMPERATURE,
   rftOptimizer: RFT_OPTIMIZER,
+  rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER,
   rlMiniBatches: RL_MINI_BATCHES,
   rlResampleRounds: RL_RESAMPLE_ROUNDS,
   oracleRecovery: RECOVERY,

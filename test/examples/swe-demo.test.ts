@@ -1,12 +1,13 @@
 /**
  * `npm run demo:swe -- --size smoke --model DIR` as a user runs it: every phase (the edit
- * oracle, SFT, RFT, GRPO++ and continued RFT from the tier RFT reached, the held-out measure
+ * oracle, SFT, RFT on the SFT policy's own samples, GRPO++ and continued RFT, the held-out measure
  * after each, the memorization baseline) from a Hugging Face-layout Qwen3 checkpoint with its
  * own tokenizer — written by test/support/tiny-checkpoint.ts, not by swerl's save path — to
  * demo.json and demo.svg. Too small to learn: this is that the phases run and connect.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
@@ -44,9 +45,18 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     heldoutSeeds.every((s) => s >= 3 * demo.taskSeedsPerSeed && s < 4 * demo.taskSeedsPerSeed),
     `seed 3 has held-out tasks of its own: seeds ${heldoutSeeds.join(', ')} in [3, 4) x ${demo.taskSeedsPerSeed}`,
   );
+  // RFT: the SFT policy played every RL-pool task (one a tier) rftSamples times; SFT from the SFT checkpoint on those samples and the oracle's.
+  const samples = gunzipSync(readFileSync(path.join(out, 'seed-3', '3-rft-samples', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.equal(samples.length, 3 * demo.budget.pool * demo.budget.rftSamples, `RFT sampled every pool task of the 3 tiers ${demo.budget.rftSamples} times`);
+  t.equal(demo.points[1].episodes, samples.length, 'the RFT point counts those episodes');
+  const rftConfig = JSON.parse(readFileSync(path.join(out, 'seed-3', '3-rft', 'config.json'), 'utf8'));
+  t.same(rftConfig.sft.data, [path.join(out, 'seed-3', '3-rft-samples'), path.join(out, 'seed-3', '1-oracle')], 'RFT trains on its samples beside the oracle trajectories');
+  t.equal(rftConfig.model.path, path.join(out, 'seed-3', '2-sft', 'checkpoints', 'step-2'), 'from the SFT checkpoint');
+  t.match(rftConfig.optimizer, demo.rftOptimizer, 'with its own optimizer');
   for (const arm of ['grpo++', 'rft-continued']) {
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
-    t.equal(config.tasks.curriculum.startTier, seed.summaries[arm].startTier, `${arm} starts in the tier RFT ended in (${seed.summaries[arm].startTier})`);
+    t.equal(config.model.path, path.join(out, 'seed-3', '3-rft', 'checkpoints', 'step-2'), `${arm} starts from the RFT checkpoint`);
+    t.equal(config.tasks.curriculum.placement, true, `${arm} places itself in the curriculum`);
     if (arm === 'grpo++') {
       t.equal(config.run.steps, 2, 'GRPO++: --rl-steps');
       t.match(config.algorithm, { groupFilter: 'informative', resampleRounds: demo.rlResampleRounds }, 'GRPO++: dynamic sampling');
@@ -56,8 +66,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     }
     t.ok(seed.summaries[arm].episodes >= config.run.steps * 2, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
-    t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rft, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
-    if (arm === 'rft-continued') t.match(config.optimizer, demo.rftOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
+    t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rftContinued, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
+    if (arm === 'rft-continued') t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
