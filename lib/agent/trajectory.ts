@@ -109,3 +109,21 @@ export function rewardHackAttempt(t: Pick<Trajectory, 'reverted' | 'tampering'>)
   ];
   return why.length ? why.join('; ') : null;
 }
+
+/**
+ * Trajectories as the JSONL lines of trajectories/step-N.jsonl.gz (one per line, typed arrays as
+ * JSON arrays, logprobs to 6 decimals), each with `extra(t, i)` beside it: what a run directory
+ * writes and SFT on saved trajectories (`sft.data`) reads.
+ */
+export function trajectoriesJsonl(trajectories: readonly Trajectory[], extra: (t: Trajectory, i: number) => object = () => ({})): string {
+  const lines = trajectories.map((t, i) =>
+    JSON.stringify({
+      ...t,
+      tokens: Array.from(t.tokens),
+      mask: Array.from(t.mask),
+      logprobs: Array.from(t.logprobs, (x) => Math.round(x * 1e6) / 1e6),
+      ...extra(t, i),
+    }),
+  );
+  return `${lines.join('\n')}\n`;
+}

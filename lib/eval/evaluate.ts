@@ -2,14 +2,17 @@
  * Evaluating a policy: every task `runs` times through the agent loop, then Pass@1 as the mean
  * over runs of each run's solve rate, ± its standard error, pass@k with the unbiased estimator,
  * per-task results, termination reasons, mean turns and tokens; written as report.json, a
- * markdown table and (SWE tasks) SWE-bench predictions JSONL, one file per run.
+ * markdown table, (SWE tasks) SWE-bench predictions JSONL, one file per run, and (a model's
+ * episodes) every trajectory in trajectories/step-1.jsonl.gz, as SFT reads them.
  */
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 
 import { runRollouts, type RolloutItem } from '../agent/rollout.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { AgentPolicy } from '../types/policy.js';
-import { rewardHackAttempt, type Trajectory } from '../agent/trajectory.js';
+import { rewardHackAttempt, trajectoriesJsonl, type Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/task.js';
 import type { PatchFlag } from '../env/env.js';
@@ -222,6 +225,14 @@ export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: r
   const written = [path.join(dir, 'report.json'), path.join(dir, 'report.md')];
   await writeJsonAtomic(written[0]!, report);
   await writeFileAtomic(written[1]!, reportMarkdown(report));
+  // A model's episodes as a run directory keeps them, so `sft.data` can name this folder:
+  // rejection fine-tuning on what resolved (sft.minReward 1), as demo:swe's RFT phase does.
+  const episodes = byRun.flat();
+  if (episodes.some((t) => t.tokens.length > 0)) {
+    const file = path.join(dir, 'trajectories', 'step-1.jsonl.gz');
+    await writeFileAtomic(file, await promisify(gzip)(trajectoriesJsonl(episodes)));
+    written.push(file);
+  }
   if (byRun.some((run) => run.some((t) => t.patch !== undefined))) {
     for (const [r, run] of byRun.entries()) {
       const file = path.join(dir, `predictions-run-${r}.jsonl`);

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 
-import type { Trajectory } from '../agent/trajectory.js';
+import { trajectoriesJsonl, type Trajectory } from '../agent/trajectory.js';
 import { SwerlError } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
 
@@ -131,16 +131,7 @@ export class RunDirectory {
   }
 
   async writeTrajectories(step: number, trajectories: readonly Trajectory[], extra: (t: Trajectory, i: number) => object): Promise<void> {
-    const lines = trajectories.map((t, i) =>
-      JSON.stringify({
-        ...t,
-        tokens: Array.from(t.tokens),
-        mask: Array.from(t.mask),
-        logprobs: Array.from(t.logprobs, (x) => Math.round(x * 1e6) / 1e6),
-        ...extra(t, i),
-      }),
-    );
-    await writeFileAtomic(path.join(this.trajectories, `step-${step}.jsonl.gz`), await gzipAsync(`${lines.join('\n')}\n`));
+    await writeFileAtomic(path.join(this.trajectories, `step-${step}.jsonl.gz`), await gzipAsync(trajectoriesJsonl(trajectories, extra)));
   }
 
   async readTrajectories(step: number): Promise<SavedTrajectory[]> {

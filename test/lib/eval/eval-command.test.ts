@@ -2,7 +2,8 @@
 // Pass@1 = 1 over two runs, the no-op 0; report.json, report.md and SWE-bench predictions.
 // Best@k (--select) over the decoy policy's candidates (gold on one run of three, a harmless
 // edit on the others) against the values worked out by hand: the tests find gold, a vote does
-// not; and with a real (tiny, random) model as policy and judge, every rule runs.
+// not; and with a real (tiny, random) model as policy and judge, every rule runs and every
+// episode is saved as SFT reads trajectories.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -13,6 +14,8 @@ import { presetConfig } from '../../../lib/model/model-config.js';
 import { NativePolicy } from '../../../lib/model/native-policy.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import { patchKey } from '../../../lib/tts/patch-key.js';
+import { tokenizerId } from '../../../lib/model/tokenizer-id.js';
+import { loadTrajectoryFile } from '../../../lib/train/sft/trajectories.js';
 import { ROOT, runSwerl } from '../../support/child-process.js';
 
 const SWE_MINI = path.join(ROOT, 'tasks/swe-mini');
@@ -110,6 +113,7 @@ t.test('--select with a real model: the policy judges, hybrid runs, every score 
   const dir = t.testdir();
   const model = await NativePolicy.load(presetConfig('qwen3-tiny', 265), { seed: 3 });
   await model.save(path.join(dir, 'model'));
+  const tokenizer = tokenizerId(model.tokenizer);
   model.dispose();
   const out = path.join(dir, 'out');
   const r = await swerl(['eval', '--tasks', SWE_MINI, '--only', 'js-color-hex,py-lru-recency', '--model', path.join(dir, 'model'), '--samples', '2', '--max-turns', '2', '--max-tokens-per-turn', '24', '--prompt-budget', '100000',
@@ -128,6 +132,12 @@ t.test('--select with a real model: the policy judges, hybrid runs, every score 
     const mine = candidates.filter((c) => c.taskId === pick.id);
     t.equal(pick.selected, mine.reduce((best, c) => (c.judge > best.judge ? c : best), mine[0]).run, `judge picks the highest p(YES) for task ${i}`);
   }
+  // Every episode, as SFT on saved trajectories reads it (offline rejection fine-tuning names this folder in sft.data).
+  const saved = await loadTrajectoryFile(path.join(out, 'trajectories', 'step-1.jsonl.gz'), {}, tokenizer);
+  t.equal(saved.examples.length + saved.untrained, 4, 'the 4 episodes (2 tasks x 2 samples), read with the model\'s tokenizer');
+  t.equal(saved.unlabeled, 0, 'each labeled with the tokenizer that made it');
+  const none = await loadTrajectoryFile(path.join(out, 'trajectories', 'step-1.jsonl.gz'), { minReward: 2 });
+  t.equal(none.filtered, 4, 'and filtered by reward as sft.minReward does');
 });
 
 t.test('--select: a bad flag is refused by the CLI before anything runs (the rest: args.test.ts)', async (t) => {
