@@ -16,7 +16,7 @@ export function addEvalCommand(program: Command, register: Register): void {
   program
     .command('eval')
     .summary('run a policy on tasks k times: Pass@1 ± SEM, pass@k, Best@k, predictions')
-    .description('Run a policy (scripted, a model run in process, or inference servers) on a task set, each task --runs times; prints Pass@1 ± SEM and pass@k, and writes report.json, report.md, SWE-bench predictions and (a model's episodes) trajectories/step-1.jsonl.gz, which swerl sft reads. With --select, verifiers score the runs and each rule picks one per task: Best@k beside Pass@k and Pass@1.')
+    .description('Run a policy (scripted, a model run in process, or inference servers) on a task set, each task --runs times; prints Pass@1 ± SEM and pass@k, and writes report.json, report.md, SWE-bench predictions and, for a model, every episode in trajectories/step-1.jsonl.gz (swerl sft reads it). With --select, verifiers score the runs and each rule picks one per task: Best@k beside Pass@k and Pass@1.')
     .option('--tasks <path>', 'a task folder suite, SWE-bench or R2E-Gym JSON/JSONL (required)')
     .option('--repos <dir>', 'clones for dataset rows: DIR/owner__name or DIR/owner/name')
     .option('--test-command <cmd>', 'the test command for rows (the test files are appended)')
