@@ -1,4 +1,7 @@
 /** One episode as the trainer and the run directory see it. */
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+
 import type { TerminationReason } from '../types/termination.js';
 import type { FinishReason } from '../types/policy.js';
 import type { PatchFlag } from '../env/env.js';
@@ -111,11 +114,11 @@ export function rewardHackAttempt(t: Pick<Trajectory, 'reverted' | 'tampering'>)
 }
 
 /**
- * Trajectories as the JSONL lines of trajectories/step-N.jsonl.gz (one per line, typed arrays as
- * JSON arrays, logprobs to 6 decimals), each with `extra(t, i)` beside it: what a run directory
- * writes and SFT on saved trajectories (`sft.data`) reads.
+ * Trajectories as the gzipped JSONL of trajectories/step-N.jsonl.gz (one per line, typed arrays
+ * as JSON arrays, logprobs to 6 decimals), each with `extra(t, i)` beside it: what a run
+ * directory and `swerl eval` write and SFT on saved trajectories (`sft.data`) reads.
  */
-export function trajectoriesJsonl(trajectories: readonly Trajectory[], extra: (t: Trajectory, i: number) => object = () => ({})): string {
+export async function trajectoriesJsonlGz(trajectories: readonly Trajectory[], extra: (t: Trajectory, i: number) => object = () => ({})): Promise<Buffer> {
   const lines = trajectories.map((t, i) =>
     JSON.stringify({
       ...t,
@@ -125,5 +128,5 @@ export function trajectoriesJsonl(trajectories: readonly Trajectory[], extra: (t
       ...extra(t, i),
     }),
   );
-  return `${lines.join('\n')}\n`;
+  return promisify(gzip)(`${lines.join('\n')}\n`);
 }

@@ -6,13 +6,11 @@
  * episodes) every trajectory in trajectories/step-1.jsonl.gz, as SFT reads them.
  */
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 
 import { runRollouts, type RolloutItem } from '../agent/rollout.js';
 import type { AgentLoopOptions } from '../agent/agent-loop.js';
 import type { AgentPolicy } from '../types/policy.js';
-import { rewardHackAttempt, trajectoriesJsonl, type Trajectory } from '../agent/trajectory.js';
+import { rewardHackAttempt, trajectoriesJsonlGz, type Trajectory } from '../agent/trajectory.js';
 import type { Env } from '../env/env.js';
 import type { Task } from '../env/task.js';
 import type { PatchFlag } from '../env/env.js';
@@ -230,7 +228,7 @@ export async function writeEvalOutputs(dir: string, report: EvalReport, byRun: r
   const episodes = byRun.flat();
   if (episodes.some((t) => t.tokens.length > 0)) {
     const file = path.join(dir, 'trajectories', 'step-1.jsonl.gz');
-    await writeFileAtomic(file, await promisify(gzip)(trajectoriesJsonl(episodes)));
+    await writeFileAtomic(file, await trajectoriesJsonlGz(episodes));
     written.push(file);
   }
   if (byRun.some((run) => run.some((t) => t.patch !== undefined))) {

@@ -16,13 +16,12 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gunzip } from 'node:zlib';
 
-import { trajectoriesJsonl, type Trajectory } from '../agent/trajectory.js';
+import { trajectoriesJsonlGz, type Trajectory } from '../agent/trajectory.js';
 import { SwerlError } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.js';
 
-const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 const CHECKPOINT = /^step-(\d+)$/;
 
@@ -131,7 +130,7 @@ export class RunDirectory {
   }
 
   async writeTrajectories(step: number, trajectories: readonly Trajectory[], extra: (t: Trajectory, i: number) => object): Promise<void> {
-    await writeFileAtomic(path.join(this.trajectories, `step-${step}.jsonl.gz`), await gzipAsync(trajectoriesJsonl(trajectories, extra)));
+    await writeFileAtomic(path.join(this.trajectories, `step-${step}.jsonl.gz`), await trajectoriesJsonlGz(trajectories, extra));
   }
 
   async readTrajectories(step: number): Promise<SavedTrajectory[]> {
