@@ -13,7 +13,7 @@ import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { native, packageRoot } from '../lib/native.js';
+import { blasKernels, native, packageRoot } from '../lib/native.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { parameterCount, presetConfig, resolveModelConfig, type HfModelConfig, type ModelPreset } from '../lib/model/model-config.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
@@ -266,10 +266,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loadBefore = os.loadavg();
   const info = native().buildInfo();
+  const blas = blasKernels();
   const cpu = cpuModel();
   const cores = os.cpus().length;
   console.log(
     `swerl policy benchmark: ${cpu}, ${cores} cores, ${info.threads} libtorch threads, libtorch ${info.torchVersion} (${info.torchSource}), ` +
+      `BLAS kernels ${blas.core ?? 'not OpenBLAS'} (chosen by ${blas.chosenBy}), ` +
       `fp32, ${repeats} repeats + 1 warm-up${quick ? ' (quick)' : ''}\n`,
   );
   const quiet0 = cpuSnapshot();
@@ -370,6 +372,8 @@ async function main(): Promise<void> {
       torch: info.torchVersion,
       torchSource: info.torchSource,
       parallelInfo: info.parallelInfo,
+      /** OpenBLAS's kernel set (null: another BLAS) and who chose it (SWERL_BLAS_TUNING=0: OpenBLAS itself). */
+      blas,
       kernel: os.release(),
       node: process.version,
       /** 1, 5 and 15-minute load averages: anything else running on the cores shows here. */

@@ -97,6 +97,7 @@ export type { Trajectory, TurnRecord } from './agent/trajectory.js';
 export { OraclePolicy, NoopPolicy } from './agent/scripted-policy.js';
 
 import { native } from './native.js';
+export { blasKernels } from './native.js';
 
 /** What the native addon was built against (libtorch version and source, CUDA, threads). */
 export function buildInfo() {

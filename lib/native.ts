@@ -25,6 +25,8 @@ export interface NativeBuildInfo {
   threads: number;
   /** Whether the addon tuned glibc's allocator when it loaded (SWERL_MALLOC_TUNING=0: not). */
   allocatorTuned: boolean;
+  /** OpenBLAS's kernel set in this process (SkylakeX, Haswell, Prescott, ...; see blasKernels); null where libblas.so.3 is not OpenBLAS. */
+  blasCore: string | null;
 }
 
 export interface NativeLossOptions {
@@ -383,8 +385,52 @@ export function explainLoadFailure(error: unknown, tried: string, build?: BuildR
   );
 }
 
+/**
+ * The OpenBLAS kernel set for a CPU, by the instruction sets it has: SkylakeX (AVX-512), Haswell
+ * (AVX2 and FMA), or undefined (leave OpenBLAS's choice). OpenBLAS picks its kernels by the CPU's
+ * model number when it loads, and a release older than the CPU falls back to its SSE3 kernels:
+ * Debian 12's 0.3.21 takes an Intel Xeon of model 207 (Emerald Rapids, AVX-512) for a Prescott,
+ * and SFT on the demo's reader ran 2.4 times slower for it (bench/README.md). On the CPUs it does
+ * know these are the kernels it picks for fp32 GEMM (Zen's are Haswell's).
+ */
+export function blasCoreFor(cpuinfo: string): string | undefined {
+  const flags = new Set(/^flags\s*:(.*)$/m.exec(cpuinfo)?.[1]?.trim().split(/\s+/) ?? []);
+  if (['avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512cd'].every((f) => flags.has(f))) return 'SkylakeX';
+  if (flags.has('avx2') && flags.has('fma')) return 'Haswell';
+  return undefined;
+}
+
+let blasCoreChosen: string | undefined;
+
+/**
+ * Names OpenBLAS's kernels by the CPU's instruction sets (blasCoreFor) before the addon loads
+ * OpenBLAS, through OPENBLAS_CORETYPE, which OpenBLAS reads once, at load. A setting of the
+ * user's own wins; SWERL_BLAS_TUNING=0 leaves OpenBLAS to its own choice. Child processes
+ * inherit the variable (a sandbox's numpy gets the same kernels).
+ */
+function chooseBlasKernels(): void {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return;
+  if (process.env.OPENBLAS_CORETYPE !== undefined || process.env.SWERL_BLAS_TUNING === '0') return;
+  let cpuinfo: string;
+  try {
+    cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return;
+  }
+  blasCoreChosen = blasCoreFor(cpuinfo);
+  if (blasCoreChosen) process.env.OPENBLAS_CORETYPE = blasCoreChosen;
+}
+
+/** Which BLAS kernels this process runs and who chose them: swerl (blasCoreFor), the environment (OPENBLAS_CORETYPE), or OpenBLAS itself. */
+export function blasKernels(): { core: string | null; chosenBy: 'swerl' | 'environment' | 'openblas' } {
+  const core = native().buildInfo().blasCore;
+  const chosenBy = blasCoreChosen !== undefined ? 'swerl' : process.env.OPENBLAS_CORETYPE !== undefined ? 'environment' : 'openblas';
+  return { core, chosenBy };
+}
+
 function load(): NativeAddon {
   const root = packageRoot();
+  chooseBlasKernels();
   const override = process.env.SWERL_NATIVE_PATH;
   let addon: NativeAddon;
   try {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 import { buildInfo } from '../../lib/index.js';
-import { explainLoadFailure, native, pinBlasToOneThread } from '../../lib/native.js';
+import { blasCoreFor, explainLoadFailure, native, pinBlasToOneThread } from '../../lib/native.js';
 
 const nativeModule = fileURLToPath(new URL('../../lib/native.ts', import.meta.url));
 
@@ -123,4 +123,35 @@ t.test("glibc's allocator is tuned when the addon loads (SWERL_MALLOC_TUNING=0 l
   t.equal(untuned.tuned, false, 'and not with SWERL_MALLOC_TUNING=0');
   t.ok(tuned.heapMB >= 1024, `tuned: the heap grew by the 1 GB top pad (${tries.map((r) => r.heapMB).join(', ')} MB)`);
   t.ok(untuned.heapMB < 512, `untuned: glibc's own behaviour (${untuned.heapMB} MB heap)`);
+});
+
+t.test("OpenBLAS's kernels are named by the CPU's instruction sets, before OpenBLAS loads", async (t) => {
+  // Flag lines as /proc/cpuinfo writes them (abridged to what decides, in the kernel's order).
+  const cpu = (flags: string) => `processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: ${flags}\nbugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: ${flags}\n`;
+  const emeraldRapids = 'fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 avx512f avx512dq adx avx512ifma avx512cd sha_ni avx512bw avx512vl avx512vbmi avx512_bf16 amx_tile';
+  const zen3 = 'fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c bmi1 avx2 bmi2 sha_ni';
+  t.equal(blasCoreFor(cpu(emeraldRapids)), 'SkylakeX', 'AVX-512 (F, CD, BW, DQ, VL): SkylakeX');
+  t.equal(blasCoreFor(cpu(zen3)), 'Haswell', 'AVX2 and FMA: Haswell');
+  t.equal(blasCoreFor(cpu('fpu sse sse2 avx512f avx2')), undefined, 'AVX-512F without BW/DQ/VL and AVX2 without FMA: OpenBLAS chooses');
+  t.equal(blasCoreFor(cpu('fpu sse sse2 ssse3 sse4_2 avx')), undefined, 'AVX only: OpenBLAS chooses');
+  t.equal(blasCoreFor('processor\t: 0\nFeatures\t: fp asimd evtstrm\n'), undefined, 'an Arm cpuinfo has no flags line');
+  t.equal(blasCoreFor(cpu('fpu avx2x fmax')), undefined, 'whole flags only');
+
+  if (!/libopenblas/.test(readFileSync('/proc/self/maps', 'utf8'))) {
+    t.equal(native().buildInfo().blasCore, null, 'no OpenBLAS loaded: no kernel set to report');
+    return;
+  }
+  // Child processes with the environment as a user sets it: swerl's choice, the user's, or OpenBLAS's own.
+  const report = (env: Record<string, string>) => {
+    const { OPENBLAS_CORETYPE: _a, SWERL_BLAS_TUNING: _b, ...rest } = process.env;
+    const script = `import(${JSON.stringify(nativeModule)}).then((m) => console.log(JSON.stringify(m.blasKernels())))`;
+    const out = spawnSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { env: { ...rest, ...env }, encoding: 'utf8' });
+    if (out.status !== 0) throw new Error(out.stderr);
+    return JSON.parse(out.stdout) as { core: string; chosenBy: string };
+  };
+  const expected = process.platform === 'linux' && process.arch === 'x64' ? blasCoreFor(readFileSync('/proc/cpuinfo', 'utf8')) : undefined;
+  const own = report({ SWERL_BLAS_TUNING: '0' });
+  t.equal(own.chosenBy, 'openblas', `SWERL_BLAS_TUNING=0: OpenBLAS's own choice (${own.core})`);
+  t.same(report({}), expected ? { core: expected, chosenBy: 'swerl' } : own, `by default: ${expected ?? "OpenBLAS's own choice"}`);
+  t.same(report({ OPENBLAS_CORETYPE: 'Sandybridge' }), { core: 'Sandybridge', chosenBy: 'environment' }, "a user's OPENBLAS_CORETYPE wins");
 });

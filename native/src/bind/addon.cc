@@ -66,6 +66,8 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   out.Set("parallelInfo", at::get_parallel_info());
   out.Set("threads", torch_threads());
   out.Set("allocatorTuned", allocator_tuned);
+  const char* core = blas_core();
+  out.Set("blasCore", core ? Napi::Value(Napi::String::New(info.Env(), core)) : info.Env().Null());
   return out;
 }
 

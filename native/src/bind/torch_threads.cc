@@ -50,6 +50,11 @@ int blas_threads() {
   return get ? get() : -1;
 }
 
+const char* blas_core() {
+  auto get = reinterpret_cast<char* (*)()>(openblas_symbol("openblas_get_corename"));
+  return get ? get() : nullptr;
+}
+
 TorchThreadScope::TorchThreadScope(bool grad_mode) : grad_mode_(grad_mode) {
   const int threads = configured_threads.load();
   if (threads > 0) apply(threads);

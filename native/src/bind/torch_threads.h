@@ -15,6 +15,9 @@ int torch_threads();
 // a multi-threaded GEMM running on another thread, which then waits forever.
 int set_blas_threads(int threads);
 int blas_threads();
+// The kernel set OpenBLAS chose when it loaded ("SkylakeX", "Haswell", "Prescott", ...); null
+// where libblas.so.3 is not OpenBLAS.
+const char* blas_core();
 
 class TorchThreadScope {
  public:
