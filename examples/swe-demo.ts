@@ -398,6 +398,7 @@ const results: SeedResult[] = [];
 for (const seed of seeds) results.push(await runSeed(seed));
 
 const comparison = pairedComparison(results.map((r) => [r.outcomes['grpo++']!, r.outcomes['rft-continued']!] as const));
+const rftOverSft = pairedComparison(results.map((r) => [r.outcomes.rft!, r.outcomes.sft!] as const));
 const phases = ['sft', 'rft', 'grpo++', 'rft-continued'];
 const pooled = Object.fromEntries(phases.map((phase) => [phase, rateOf(results.flatMap((r) => [...r.outcomes[phase]!.values()]))]));
 console.log('\nphase           held-out resolved (Wilson 95%)      seeds pooled');
@@ -405,6 +406,10 @@ for (const phase of phases) console.log(`${phase.padEnd(15)} ${formatRate(pooled
 console.log(
   `\nGRPO++ vs continued RFT (same start, the same episodes each: ${results.map((r) => r.summaries['grpo++']!.episodes).join(', ')} over the seeds; ${comparison.pairs} task pairs over ${seeds.length} seed(s)): ` +
     `${comparison.difference >= 0 ? '+' : ''}${comparison.difference.toFixed(1)} points; only GRPO++ solved ${comparison.onlyA}, only RFT ${comparison.onlyB}; McNemar p = ${comparison.p.toPrecision(3)}`,
+);
+console.log(
+  `RFT vs SFT (paired, ${rftOverSft.pairs} tasks): ${rftOverSft.difference >= 0 ? '+' : ''}${rftOverSft.difference.toFixed(1)} points; ` +
+    `only RFT solved ${rftOverSft.onlyA}, only SFT ${rftOverSft.onlyB}; McNemar p = ${rftOverSft.p.toPrecision(3)}`,
 );
 for (const r of results) console.log(`seed ${r.seed}: memorization baseline ${formatRate(r.memorization.all)}; never-seen-fix subset (${r.memorization.neverSeenTasks} tasks): baseline ${formatRate(r.memorization.neverSeen.memorization)}`);
 
@@ -440,6 +445,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   points,
   pooled,
   comparison,
+  rftOverSft,
   perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, oracle: r.oracle, memorization: r.memorization, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },

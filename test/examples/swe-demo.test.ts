@@ -70,6 +70,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     if (arm === 'rft-continued') t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
+  t.match(output, /RFT vs SFT \(paired, \d+ tasks\): [+-]\d+\.\d points; only RFT solved \d+, only SFT \d+; McNemar p = /, 'and RFT against SFT');
+  const heldout = Object.keys(seed.outcomes.sft);
+  const onlyRft = heldout.filter((id) => seed.outcomes.rft[id] && !seed.outcomes.sft[id]).length;
+  t.match(demo.rftOverSft, { pairs: heldout.length, onlyA: onlyRft }, 'paired per held-out task, RFT first');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
 
   // Run again into the same --dir: the finished seed is read back, not rerun; other settings are refused.
