@@ -753,7 +753,22 @@ void check_sampler(const at::Device& device, at::Generator& gen) {
         const bool in_support = std::isfinite(support[token].item<double>());
         const bool boundary = in_support && target >= low - slack && target <= high + slack;
         const bool edge_of_top_p = !in_support && p.top_p < 1.0 && top_p_margin[token].item<double>() <= 1e-5;
-        if (boundary || edge_of_top_p) {
+        // The device decides the top-p set on float32 sums: where a token's cumulative mass lies
+        // within their rounding of top_p (1e-4 over 151936 terms), the set with or without that
+        // token is right, and the whole draw moves with the set's total mass.
+        bool other_top_p_set = false;
+        if (!boundary && !edge_of_top_p && p.top_p < 1.0) {
+          const at::Tensor edges = (top_p_margin <= 1e-4).nonzero().flatten();
+          for (int64_t e = 0; e < edges.numel() && !other_top_p_set; ++e) {
+            const int64_t edge = edges[e].item<int64_t>();
+            at::Tensor alternative = support.clone();
+            alternative[edge] = std::isfinite(support[edge].item<double>()) ? -INFINITY : logp[edge].item<double>();
+            const at::Tensor alt_cdf = alternative.exp().cumsum(0);
+            const double alt_target = uniform_draw(p.seed, draws[i]) * alt_cdf[V - 1].item<double>();
+            other_top_p_set = std::min(at::searchsorted(alt_cdf, at::full({1}, alt_target, at::kDouble)).item<int64_t>(), V - 1) == token;
+          }
+        }
+        if (boundary || edge_of_top_p || other_top_p_set) {
           ++near_boundary;
         } else {
           ++wrong;
