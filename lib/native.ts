@@ -390,7 +390,7 @@ export function explainLoadFailure(error: unknown, tried: string, build?: BuildR
  * (AVX2 and FMA), or undefined (leave OpenBLAS's choice). OpenBLAS picks its kernels by the CPU's
  * model number when it loads, and a release older than the CPU falls back to its SSE3 kernels:
  * Debian 12's 0.3.21 takes an Intel Xeon of model 207 (Emerald Rapids, AVX-512) for a Prescott,
- * and SFT on the demo's reader ran 2.4 times slower for it (bench/README.md). On the CPUs it does
+ * and SFT on the demo's reader ran 2.8 times slower for it (bench/README.md). On the CPUs it does
  * know these are the kernels it picks for fp32 GEMM (Zen's are Haswell's).
  */
 export function blasCoreFor(cpuinfo: string): string | undefined {
