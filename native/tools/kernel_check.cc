@@ -739,9 +739,16 @@ void check_sampler(const at::Device& device, at::Generator& gen) {
           support.index_put_({order.masked_select(before >= p.top_p)}, -INFINITY);
           top_p_margin.index_put_({order}, (before - p.top_p).abs());
         }
+        // The token this row's draw picks from a support (log-probabilities, -inf outside it).
+        const double u = uniform_draw(p.seed, draws[i]);
+        const auto drawn_from = [&](const at::Tensor& logits_in_support) {
+          const at::Tensor row_cdf = logits_in_support.exp().cumsum(0);
+          const double row_target = u * row_cdf[V - 1].item<double>();
+          return std::min(at::searchsorted(row_cdf, at::full({1}, row_target, at::kDouble)).item<int64_t>(), V - 1);
+        };
         const at::Tensor cdf = support.exp().cumsum(0);
-        const double target = uniform_draw(p.seed, draws[i]) * cdf[V - 1].item<double>();
-        const int64_t expected = std::min(at::searchsorted(cdf, at::full({1}, target, at::kDouble)).item<int64_t>(), V - 1);
+        const double target = u * cdf[V - 1].item<double>();
+        const int64_t expected = drawn_from(support);
         if (token == expected) {
           ++exact;
           continue;
@@ -763,9 +770,7 @@ void check_sampler(const at::Device& device, at::Generator& gen) {
             const int64_t edge = edges[e].item<int64_t>();
             at::Tensor alternative = support.clone();
             alternative[edge] = std::isfinite(support[edge].item<double>()) ? -INFINITY : logp[edge].item<double>();
-            const at::Tensor alt_cdf = alternative.exp().cumsum(0);
-            const double alt_target = uniform_draw(p.seed, draws[i]) * alt_cdf[V - 1].item<double>();
-            other_top_p_set = std::min(at::searchsorted(alt_cdf, at::full({1}, alt_target, at::kDouble)).item<int64_t>(), V - 1) == token;
+            other_top_p_set = drawn_from(alternative) == token;
           }
         }
         if (boundary || edge_of_top_p || other_top_p_set) {
