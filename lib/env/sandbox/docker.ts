@@ -56,14 +56,18 @@ import { LABEL_PATTERN, shellQuote, type Sandbox, type SandboxBackend, type Sand
 import { tarArchive } from './tar.js';
 
 /**
- * What PID 1 runs: sleep forever; on SIGUSR1 kill every other process (a builtin: no fork
- * needed). Without a `sleep` in the image it exits at once rather than spin. After a kill it
- * forks a new sleep while a fork bomb may still hold every pid of the sandbox: dash exits at
- * the first failed fork (taking the container down), bash retries for about half a minute, so
- * bash runs the loop wherever the image has it.
+ * What PID 1 runs: wait forever; on SIGUSR1 kill every other process (a builtin: no fork
+ * needed). After that kill PID 1 must not need a fork either, for the dying bomb's processes
+ * still fill the pids cgroup until they are reaped: bash waits in `read` on a pipe it holds
+ * both ends of (no fork ever after its start), and reaps the orphans as their SIGCHLDs come.
+ * The fork-per-wait loop is the fallback: dash exits at its first failed fork (the container
+ * with it), and even bash gives up on `sleep &` when a SIGCHLD cuts short its retry's sleep
+ * (a CI run lost a container so, once). Without a `sleep` in the image it exits at once rather
+ * than spin.
  */
 const KEEPALIVE_LOOP = "trap 'kill -9 -1' USR1; while :; do sleep 86400 & wait $!; done";
-const KEEPALIVE = `command -v sleep >/dev/null || exit 127; command -v bash >/dev/null && exec bash -c ${shellQuote(KEEPALIVE_LOOP)}; ${KEEPALIVE_LOOP}`;
+const KEEPALIVE_BASH = `trap 'kill -9 -1' USR1; if { exec 3<> <(:); } 2>/dev/null; then while read -r -u 3 _ || [ $? -gt 128 ]; do :; done; fi; ${KEEPALIVE_LOOP}`;
+const KEEPALIVE = `command -v sleep >/dev/null || exit 127; command -v bash >/dev/null && exec bash -c ${shellQuote(KEEPALIVE_BASH)}; ${KEEPALIVE_LOOP}`;
 /**
  * A base-image sandbox runs every command as this unprivileged user with no capabilities at
  * all (none added, so none in the bounding set: Podman would give a non-root user the added

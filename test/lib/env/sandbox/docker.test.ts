@@ -235,7 +235,7 @@ t.test('docker sandbox', { skip: dockerSkipped ? 'SWERL_SKIP_DOCKER=1' : false }
     t.equal(r.timedOut, true);
     t.ok(r.durationMs < 30_000, `returned before the command's own 32 s (${Math.round(r.durationMs)} ms)`);
     t.ok(await noneLeft(sandbox, /sleep 3[012]/), 'no sleep of the command is left (seen from the host)');
-    t.ok((await processes(sandbox)).some((p) => /sleep 86400/.test(p)), 'the keep-alive is still there');
+    t.ok((await processes(sandbox)).some((p) => /trap 'kill -9 -1' USR1/.test(p)), 'the keep-alive is still there');
     t.equal((await sandbox.exec('echo alive')).stdout.toString(), 'alive\n', 'the sandbox goes on');
   });
 
@@ -281,8 +281,10 @@ t.test('docker sandbox', { skip: dockerSkipped ? 'SWERL_SKIP_DOCKER=1' : false }
     // The bomb never ends by itself: returning at all, timed out, is the kill (a hang would be
     // the test's own timeout). The time is the machine's, so it is shown, not bounded.
     t.comment(`killed after ${Math.round(r.durationMs)} ms`);
-    const after = await settled(sandbox, (list) => list.length <= 2);
-    t.ok(after.length <= 2, `only PID 1 and its sleep are left (${after.join('; ')})`);
+    // PID 1 (bash here) waits in a builtin and forks nothing after its kill: the pids the bomb
+    // held may still be in use then, and a fork that failed took the whole container down.
+    const after = await settled(sandbox, (list) => list.length <= 1);
+    t.equal(after.length, 1, `only PID 1 is left, no sleep forked after the kill (${after.join('; ')})`);
     t.equal((await sandbox.exec('echo alive')).stdout.toString(), 'alive\n');
   });
 
