@@ -65,9 +65,10 @@ import { tarArchive } from './tar.js';
  * (a CI run lost a container so, once). Without a `sleep` in the image it exits at once rather
  * than spin.
  */
-const KEEPALIVE_LOOP = "trap 'kill -9 -1' USR1; while :; do sleep 86400 & wait $!; done";
-const KEEPALIVE_BASH = `trap 'kill -9 -1' USR1; if { exec 3<> <(:); } 2>/dev/null; then while read -r -u 3 _ || [ $? -gt 128 ]; do :; done; fi; ${KEEPALIVE_LOOP}`;
-const KEEPALIVE = `command -v sleep >/dev/null || exit 127; command -v bash >/dev/null && exec bash -c ${shellQuote(KEEPALIVE_BASH)}; ${KEEPALIVE_LOOP}`;
+const KILL_TRAP = "trap 'kill -9 -1' USR1";
+const SLEEP_LOOP = 'while :; do sleep 86400 & wait $!; done';
+const KEEPALIVE_BASH = `${KILL_TRAP}; if { exec 3<> <(:); } 2>/dev/null; then while read -r -u 3 _ || [ $? -gt 128 ]; do :; done; fi; ${SLEEP_LOOP}`;
+const KEEPALIVE = `command -v sleep >/dev/null || exit 127; command -v bash >/dev/null && exec bash -c ${shellQuote(KEEPALIVE_BASH)}; ${KILL_TRAP}; ${SLEEP_LOOP}`;
 /**
  * A base-image sandbox runs every command as this unprivileged user with no capabilities at
  * all (none added, so none in the bounding set: Podman would give a non-root user the added
