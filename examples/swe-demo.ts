@@ -31,6 +31,7 @@
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
+ *                    [--rl-tasks N] [--rl-samples N]   (an RL step's tasks, and the samples of each: its groups and their size)
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -70,6 +71,8 @@ const { values: args } = parseArgs({
     dir: { type: 'string' },
     'rl-steps': { type: 'string' },
     'rl-lr': { type: 'string' },
+    'rl-tasks': { type: 'string' },
+    'rl-samples': { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -97,8 +100,10 @@ const SIZES = {
 };
 const sizeName = quick ? 'quick' : (args.size ?? 'full');
 if (!(sizeName in SIZES)) throw new Error(`--size is ${JSON.stringify(sizeName)}; use one of ${Object.keys(SIZES).join(', ')}`);
-const rlSteps = args['rl-steps'] === undefined ? undefined : integerArg('--rl-steps')(args['rl-steps']);
-const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...(rlSteps !== undefined ? { rlSteps } : {}) };
+const intFlag = (name: keyof typeof args, min = 1) => (args[name] === undefined ? undefined : integerArg(`--${name}`, min)(args[name] as string));
+/** The RL arms' budget from the command line, over the size's (a group of one sample is never mixed: at least 2). */
+const RL_BUDGET = { rlSteps: intFlag('rl-steps'), rlTasks: intFlag('rl-tasks'), rlSamples: intFlag('rl-samples', 2) };
+const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...Object.fromEntries(Object.entries(RL_BUDGET).filter(([, n]) => n !== undefined)) };
 
 /** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
 const KNOBS = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };

@@ -26,7 +26,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
   const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
-  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-lr', lr];
+  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-lr', lr];
   const { code, output } = await runDemo(args('5e-5'), env);
   t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
@@ -61,10 +61,11 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
       t.equal(config.run.steps, 2, 'GRPO++: --rl-steps');
       t.match(config.algorithm, { groupFilter: 'informative', resampleRounds: demo.rlResampleRounds }, 'GRPO++: dynamic sampling');
     } else {
-      // Each round plays the smoke budget's 1 task x 2 samples.
-      t.equal(config.run.steps * 2, seed.summaries['grpo++'].episodes, `continued RFT: as many episodes as GRPO++ played (${seed.summaries['grpo++'].episodes})`);
+      // Each round plays the smoke budget's 1 task x --rl-samples 3.
+      t.equal(config.run.steps * 3, seed.summaries['grpo++'].episodes, `continued RFT: as many episodes as GRPO++ played (${seed.summaries['grpo++'].episodes})`);
     }
-    t.ok(seed.summaries[arm].episodes >= config.run.steps * 2, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
+    t.match(config.rollout, { tasksPerStep: 1, samplesPerTask: 3 }, `${arm}: a round is the smoke budget's 1 task, --rl-samples 3 times`);
+    t.ok(seed.summaries[arm].episodes >= config.run.steps * 3, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rftContinued, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
     if (arm === 'rft-continued') t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
@@ -87,6 +88,9 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const other = await runDemo(args('1e-4'), env);
   t.not(other.code, 0, 'a run with another learning rate into the same --dir fails');
   t.match(other.output, /seed 3 of a run with other settings \(lr differ\); give another --dir, or remove/, 'naming the setting and the fix');
+  const single = await runDemo([...args('5e-5'), '--rl-samples', '1'], env);
+  t.not(single.code, 0, '--rl-samples 1 is refused: a group of one is never mixed');
+  t.match(single.output, /--rl-samples is "1"; give an integer >= 2/, 'naming the flag and what to give');
 });
 
 async function runDemo(args: string[], env: Record<string, string>) {
