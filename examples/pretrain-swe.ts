@@ -64,7 +64,8 @@ const config = {
 };
 const summary = await pretrain(config as Record<string, unknown>, { baseDir: path.dirname(configFile) });
 if (summary.stopped || !summary.checkpoint) throw new Error(`pretraining stopped before its last step; the same command with --resume continues it from its last checkpoint in ${runDir}`);
-const pretrainMinutes = minutes();
+// Training minutes from the run's own clock, which a resumed run carries on (this process's clock starts at the resume).
+const pretrainMinutes = ((summary.last?.time as { elapsedSeconds?: number } | undefined)?.elapsedSeconds ?? minutes() * 60) / 60;
 
 // 3. Probes on more held-out programs, then the checkpoint without its optimizer state.
 const policy = await NativePolicy.load(summary.checkpoint, { threads: 2 });
@@ -87,7 +88,7 @@ and never write a task's fix. It is where \`npm run demo:swe\` and the shipped S
 
 Made by \`npm run pretrain:swe\` (examples/pretrain-swe.ts, config examples/pretrain-swe.json), seed ${raw.run.seed}:
 a domain tokenizer trained on ${corpus} reading drills of train-split programs, then ${summary.steps} steps of
-${raw.pretrain.sequencesPerStep} drills each (every token trained), ${pretrainMinutes.toFixed(0)} minutes on ${machine}.
+${raw.pretrain.sequencesPerStep} drills each (every token trained), ${pretrainMinutes.toFixed(1)} minutes on ${machine}.
 
 Copy probes, greedy, on ${args.probes} drills of held-out programs each (lib/train/pretrain/probes.ts), exact match:
 
