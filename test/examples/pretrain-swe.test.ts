@@ -12,7 +12,7 @@ import t from 'tap';
 
 import { NativePolicy } from '../../lib/model/native-policy.js';
 import { tokenizerId } from '../../lib/model/tokenizer-id.js';
-import { ROOT, spawnTs, waitForExit } from '../support/child-process.js';
+import { ROOT, runTs } from '../support/child-process.js';
 
 const SCRIPT = path.join(ROOT, 'examples/pretrain-swe.ts');
 t.setTimeout(15 * 60_000);
@@ -22,7 +22,7 @@ t.test('pretrain:swe --steps 3 writes a reader that loads with its own tokenizer
   const out = path.join(root, 'reader');
   const dir = path.join(root, 'run');
   const args = ['--out', out, '--dir', dir, '--steps', '3', '--probes', '2'];
-  const first = await run(args);
+  const first = await runTs(SCRIPT, args);
   t.equal(first.code, 0, `exits 0 (last output: ${first.output.slice(-1500)})`);
   t.match(first.output, /tokenizer: 2048 ids/, 'trains the domain tokenizer');
   t.match(first.output, /path \d+\.\d%, pathMadeUp \d+\.\d%, line \d+\.\d%, quote \d+\.\d%/, 'prints the probes');
@@ -39,16 +39,8 @@ t.test('pretrain:swe --steps 3 writes a reader that loads with its own tokenizer
   const metrics = readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.equal(metrics.length, 3, 'the run directory has its 3 steps');
 
-  const again = await run([...args, '--resume']);
+  const again = await runTs(SCRIPT, [...args, '--resume']);
   t.equal(again.code, 0, `--resume on the finished run exits 0 (last output: ${again.output.slice(-1500)})`);
   t.equal(readFileSync(path.join(out, 'README.md'), 'utf8'), readme, "the same README: the minutes are the run's, not this process's");
 });
 
-async function run(args: string[]) {
-  const child = spawnTs(SCRIPT, {}, args);
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exit = await waitForExit(child);
-  return { code: exit.code, output };
-}

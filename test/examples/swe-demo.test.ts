@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 
 import { Rng } from '../reference/random.js';
-import { ROOT, spawnTs, waitForExit } from '../support/child-process.js';
+import { ROOT, runTs } from '../support/child-process.js';
 import { writeTinyCheckpoint } from '../support/tiny-checkpoint.js';
 
 const DEMO = path.join(ROOT, 'examples/swe-demo.ts');
@@ -27,7 +27,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const out = path.join(root, 'demo');
   const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
   const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-lr', lr];
-  const { code, output } = await runDemo(args('5e-5'), env);
+  const { code, output } = await runTs(DEMO, args('5e-5'), env);
   t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
   const demo = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
@@ -78,26 +78,18 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
 
   // Run again into the same --dir: the finished seed is read back, not rerun; other settings are refused.
-  const again = await runDemo(args('5e-5'), env);
+  const again = await runTs(DEMO, args('5e-5'), env);
   t.equal(again.code, 0, `the second run exits 0 (last output: ${again.output.slice(-1500)})`);
   t.match(again.output, /seed 3: finished in an earlier run/, 'seed 3 is read from its result.json');
   t.notMatch(again.output, /oracle:/, 'and no phase runs');
   const reread = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
   t.same(reread.perSeed, demo.perSeed, 'the same outcomes, memorization and minutes');
   t.same(reread.comparison, demo.comparison);
-  const other = await runDemo(args('1e-4'), env);
+  const other = await runTs(DEMO, args('1e-4'), env);
   t.not(other.code, 0, 'a run with another learning rate into the same --dir fails');
   t.match(other.output, /seed 3 of a run with other settings \(lr differ\); give another --dir, or remove/, 'naming the setting and the fix');
-  const single = await runDemo([...args('5e-5'), '--rl-samples', '1'], env);
+  const single = await runTs(DEMO, [...args('5e-5'), '--rl-samples', '1'], env);
   t.not(single.code, 0, '--rl-samples 1 is refused: a group of one is never mixed');
   t.match(single.output, /--rl-samples is "1"; give an integer >= 2/, 'naming the flag and what to give');
 });
 
-async function runDemo(args: string[], env: Record<string, string>) {
-  const child = spawnTs(DEMO, env, args);
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exit = await waitForExit(child);
-  return { code: exit.code, output };
-}

@@ -27,6 +27,15 @@ export function runSwerl(args: string[], env: Record<string, string> = {}): Prom
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** Runs a TypeScript script to its end from the repository root: its exit code, and stdout and stderr as they came, interleaved. */
+export function runTs(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+  const child = spawnTs(script, env, args);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}
+
 /** Resolves with the first stdout line matching `pattern`; rejects if the child exits first. */
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
