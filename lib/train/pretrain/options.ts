@@ -37,6 +37,8 @@ const PRETRAIN_SCHEMA = {
           additionalProperties: false,
           default: {},
           properties: {
+            /** Always train (checked below): a run directory's config.json has it written out, and loads again. */
+            split: { type: 'string' },
             firstSeed: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1, default: DEFAULT_DRILLS.programs.firstSeed },
             count: { type: 'integer', minimum: 1, maximum: 2 ** 31, default: DEFAULT_DRILLS.programs.count },
             functions: RANGE(8),
@@ -89,7 +91,9 @@ const parse = optionsParser(PRETRAIN_SCHEMA);
 export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'): PretrainConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidArg(field, 'must be an object', 'e.g. {"sequencesPerStep": 8, "drills": {"programs": {"lines": {"min": 4, "max": 20}}}}');
   const parsed = parse(raw, field);
-  const drills: DrillOptions = { ...parsed.drills, mix: { ...DEFAULT_DRILLS.mix, ...parsed.drills.mix }, programs: { ...parsed.drills.programs, split: 'train' } };
+  const { split, ...programs } = parsed.drills.programs;
+  if (split !== undefined && split !== 'train') throw invalidArg(`${field}.drills.programs.split`, `is ${JSON.stringify(split)}; drills read train-split programs only (the copy probes read held-out ones)`, 'remove it');
+  const drills: DrillOptions = { ...parsed.drills, mix: { ...DEFAULT_DRILLS.mix, ...parsed.drills.mix }, programs: { ...programs, split: 'train' } };
   const options: PretrainConfig = { ...parsed, drills };
   if (Object.values(drills.mix).every((w) => w === 0)) throw invalidArg(`${field}.drills.mix`, 'gives every turn kind weight 0', `give one of ${DRILL_TURNS.join(', ')} a positive weight`);
   for (const [name, range] of [['drills.turns', drills.turns], ['drills.echoWords', drills.echoWords], ['drills.programs.functions', drills.programs.functions], ['drills.programs.lines', drills.programs.lines], ['repeats.length', options.repeats.length]] as const)

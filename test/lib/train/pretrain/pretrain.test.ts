@@ -92,6 +92,9 @@ t.test('swerl pretrain runs a config, and refuses one without a pretrain section
   const file = path.join(root, 'cli.json');
   writeFileSync(file, JSON.stringify(config(path.join(root, 'cli'), { steps: 3 })));
   t.equal(await runCli(['pretrain', file]), 0);
+  // The run directory's config.json (every default written out, the drills' split with them) runs again: a resume from it.
+  t.equal(await runCli(['pretrain', path.join(root, 'cli', 'config.json'), '--resume', '--steps', '4']), 0, 'the written config resumes the run');
+  t.equal(readFileSync(path.join(root, 'cli', 'metrics.jsonl'), 'utf8').trim().split('\n').length, 4, 'to step 4');
   const sft = path.join(root, 'sft.json');
   writeFileSync(sft, JSON.stringify({ run: { dir: path.join(root, 'no') }, model: { preset: 'qwen3-tiny' } }));
   t.equal(await runCli(['pretrain', sft]), 2, 'a usage error');
@@ -104,7 +107,7 @@ t.test('configs that cannot run are refused when they load', async (t) => {
   t.throws(bad({ drills: { turns: { min: 3, max: 2 } } }), /config.pretrain.drills.turns has min 3 > max 2/);
   t.throws(bad({ drills: { turns: { min: 1, max: 9 } } }), /config.pretrain.drills.turns.max \(9\) leaves no step for the first view and finish within maxSteps 6/);
   t.throws(bad({ repeats: { length: { min: 0, max: 4 } } }), /config.pretrain.repeats.length.min must be at least 1/);
-  t.throws(bad({ drills: { programs: { split: 'heldout' } } }), /config.pretrain.drills.programs.split is not a known option/);
+  t.throws(bad({ drills: { programs: { split: 'heldout' } } }), /config.pretrain.drills.programs.split is "heldout"; drills read train-split programs only \(the copy probes read held-out ones\); remove it/);
   t.throws(bad({ sequencesPerStep: 0 }), /config.pretrain.sequencesPerStep must be >= 1/);
   t.throws(bad({ probes: { every: -1 } }), /config.pretrain.probes.every must be >= 0/);
   t.throws(bad({ drills: { programs: { lines: { min: 1, max: 2 } } } }), /config.pretrain.drills.programs allow no \w+ task/, 'programs no generator can make');
