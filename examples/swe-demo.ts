@@ -32,6 +32,7 @@
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
  *                    [--rl-tasks N] [--rl-samples N]   (an RL step's tasks, and the samples of each: its groups and their size)
+ *                    [--rl-pool all|unsolved]   (the RL arms' pool tasks: all, or those RFT's samples did not resolve every time)
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -52,7 +53,7 @@ import { evaluatePolicy } from '../lib/eval/evaluate.js';
 import { memorizationBaseline } from '../lib/eval/memorization.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { native, pinBlasToOneThread } from '../lib/native.js';
-import { tierOptions, tierSeeds, type CurriculumConfig } from '../lib/train/curriculum.js';
+import { tierOptions, tierSeeds, unsolvedPools, type CurriculumConfig } from '../lib/train/curriculum.js';
 import { renderChartsSvg } from '../lib/train/plots.js';
 import { RunDirectory } from '../lib/train/run-dir.js';
 import { train } from '../lib/train/trainer.js';
@@ -73,6 +74,7 @@ const { values: args } = parseArgs({
     'rl-lr': { type: 'string' },
     'rl-tasks': { type: 'string' },
     'rl-samples': { type: 'string' },
+    'rl-pool': { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -104,6 +106,13 @@ const intFlag = (name: keyof typeof args, min = 1) => (args[name] === undefined 
 /** The RL arms' budget from the command line, over the size's (a group of one sample is never mixed: at least 2). */
 const RL_BUDGET = { rlSteps: intFlag('rl-steps'), rlTasks: intFlag('rl-tasks'), rlSamples: intFlag('rl-samples', 2) };
 const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...Object.fromEntries(Object.entries(RL_BUDGET).filter(([, n]) => n !== undefined)) };
+const RL_POOLS = ['all', 'unsolved'] as const;
+/**
+ * The pool tasks the RL arms draw from: 'all', or 'unsolved': less those RFT's sampling resolved
+ * in every one of its samples (unsolvedPools; both arms the same).
+ */
+const RL_POOL = (args['rl-pool'] ?? 'all') as (typeof RL_POOLS)[number];
+if (!RL_POOLS.includes(RL_POOL)) throw new Error(`--rl-pool is ${JSON.stringify(args['rl-pool'])}; use one of ${RL_POOLS.join(', ')}`);
 
 /** The default distribution (the held-out tasks and the last tier): one or two functions of 4-20 lines, every bug kind, both languages. */
 const KNOBS = { functions: { min: 1, max: 2 }, lines: { min: 4, max: 20 } };
@@ -209,20 +218,20 @@ async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed:
  */
 async function suites(tasksDir: string, firstSeed: number) {
   const sftTasks: Task[] = [];
-  const pools: Task[] = [];
+  const pools: Task[][] = [];
   const tiers = tierOptions(CURRICULUM, KNOBS);
   // The SFT seeds come after every tier's pool and dev slice (tierSeeds' range).
   const sftFirstSeed = firstSeed + tiers.length * (SIZE.pool + SIZE.dev);
   for (const [i, options] of tiers.entries()) {
     const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev, firstSeed);
-    pools.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
+    pools.push((await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
     await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
     sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
   }
   // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
   const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', firstSeed, count: HELDOUT_SEEDS, disjointFrom: tasksDir, dropShared: true, force: true });
   if (heldout.tasks.length < SIZE.heldout) throw new Error(`only ${heldout.tasks.length} held-out tasks are disjoint from the train programs; ask for fewer`);
-  return { sftTasks, pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
+  return { sftTasks, tierPools: pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
 
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
@@ -241,7 +250,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, oracleRecovery: RECOVERY };
 
 interface ArmSummary {
   dir: string;
@@ -256,6 +265,8 @@ interface SeedResult {
   outcomes: Record<string, Outcomes>;
   memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
   oracle: { resolved: number; tasks: number };
+  /** The pool tasks the RL arms drew from (--rl-pool), of all the tiers' pool tasks. */
+  rlPool: { tasks: number; of: number };
   /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
   summaries: Record<string, ArmSummary>;
   /** Minutes this seed took, from its suites to its memorization baseline. */
@@ -296,7 +307,8 @@ async function runSeed(seed: number): Promise<SeedResult> {
     await rm(dir, { recursive: true, force: true });
   }
   const tasksDir = path.join(dir, 'tasks');
-  const { sftTasks, pools, heldout, dropped } = await suites(tasksDir, taskSeedsOf(seed));
+  const { sftTasks, tierPools, heldout, dropped } = await suites(tasksDir, taskSeedsOf(seed));
+  const pools = tierPools.flat();
   log(`seed ${seed}: ${sftTasks.length} SFT tasks and ${pools.length} RL tasks in ${CURRICULUM.tiers.length} tiers (+${SIZE.dev} dev each), ${heldout.length} held out (${dropped} held-out seeds left out: a train task has their program)`);
   const points: Point[] = [];
   const outcomes: Record<string, Outcomes> = {};
@@ -354,10 +366,14 @@ async function runSeed(seed: number): Promise<SeedResult> {
   await measure('rft', RFT_EPISODES, rft.checkpoint!);
 
   // 3. From the RFT checkpoint, in the tier placement picks: GRPO++, then continued RFT for as many episodes as GRPO++ played.
+  const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : pools.map((task) => task.id);
+  if (RL_POOL === 'unsolved') log(`seed ${seed} RL pool: the ${rlPool.length} of ${pools.length} pool tasks RFT's samples did not resolve every time`);
   const summaries: Record<string, ArmSummary> = {};
   const arm = async (phase: string, steps: number, settings: { algorithm: object; optimizer: object }) => {
+    const config = phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps);
     const run = await train({
-      ...phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps),
+      ...config,
+      tasks: { ...config.tasks, ...(RL_POOL === 'all' ? {} : { only: rlPool }) },
       rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
       ...settings,
     });
@@ -390,7 +406,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, summaries, seedMinutes: minutes() - seedStarted };
+  const result = { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
@@ -446,12 +462,13 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER,
   rlMiniBatches: RL_MINI_BATCHES,
   rlResampleRounds: RL_RESAMPLE_ROUNDS,
+  rlPool: RL_POOL,
   oracleRecovery: RECOVERY,
   points,
   pooled,
   comparison,
   rftOverSft,
-  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, oracle: r.oracle, memorization: r.memorization, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
+  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },
 });

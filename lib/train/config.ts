@@ -146,7 +146,7 @@ const SWE_SCHEMA = {
     repos: { type: 'string', minLength: 1 },
     /** The test command for dataset rows, overriding the row's and the built-in one. */
     testCommand: { type: 'string', minLength: 1 },
-    /** Only these task ids. */
+    /** Train only on these task ids (with a curriculum: each tier's pool narrowed to them; its dev slice stays whole). */
     only: { type: 'array', minItems: 1, items: { type: 'string' } },
     /** Held-out task ids evaluated instead of trained on. */
     evalIds: { type: 'array', items: { type: 'string' } },

@@ -142,3 +142,29 @@ export class Curriculum {
     return true;
   }
 }
+
+/**
+ * Offline difficulty filtering of a curriculum's pools (for tasks.only): each tier's pool task
+ * ids less those whose every sampled episode resolved (Nebius and DeepSWE leave such tasks out
+ * of RL: their groups are never mixed, so GRPO learns nothing from them, and rejection
+ * fine-tuning replays fixes the policy already has). A task never sampled stays, and a tier whose
+ * every task was solved every time keeps its whole pool (tasks.only refuses a tier left empty,
+ * and a placement steps past a tier its policy has learned anyway).
+ */
+export function unsolvedPools(pools: readonly (readonly string[])[], episodes: readonly { taskId: string; reward: number }[]): string[] {
+  const played = new Map<string, { episodes: number; resolved: number }>();
+  for (const episode of episodes) {
+    const count = played.get(episode.taskId) ?? { episodes: 0, resolved: 0 };
+    count.episodes++;
+    if (episode.reward === 1) count.resolved++;
+    played.set(episode.taskId, count);
+  }
+  const alwaysSolved = (id: string) => {
+    const count = played.get(id);
+    return count !== undefined && count.resolved === count.episodes;
+  };
+  return pools.flatMap((pool) => {
+    const left = pool.filter((id) => !alwaysSolved(id));
+    return left.length > 0 ? left : [...pool];
+  });
+}

@@ -113,6 +113,24 @@ async function generateSuites(dir: string, generate: SweGenerateConfig, curricul
   return { heldout: heldoutIds, ...(tiers ? { tiers } : {}) };
 }
 
+/**
+ * The curriculum's tiers of tasks. tasks.only narrows each tier's pool as it does an untiered
+ * suite (a run's RL pool without the tasks its policy already solves every time, say); the dev
+ * slices stay whole, since they measure the tier, and a tier left without a pool task is refused.
+ */
+function tieredSource(tiers: NonNullable<GeneratedIds['tiers']>, config: CurriculumConfig, only: readonly string[] | undefined, pick: (ids: readonly string[], field: string) => TaskRef[]): Curriculum {
+  const kept = only ? new Set(only) : undefined;
+  return new Curriculum(
+    tiers.map((tier, i) => {
+      const name = config.tiers[i]!.name;
+      const pool = kept ? tier.pool.filter((id) => kept.has(id)) : tier.pool;
+      if (pool.length === 0) throw invalidArg('config.tasks.only', `leaves tier ${JSON.stringify(name)} of config.tasks.curriculum no task to train on (its ${tier.pool.length} pool tasks are all left out)`, 'name at least one of its pool tasks, or drop the tier');
+      return { name, train: pick(pool, 'config.tasks.curriculum'), dev: pick(tier.dev, 'config.tasks.curriculum') };
+    }),
+    config,
+  );
+}
+
 /** The tasks of a config, loaded and checked. */
 export async function openTaskSource(config: TasksConfig, label: string, options: { reuseGenerated?: boolean } = {}): Promise<TaskSource> {
   if (config.kind === 'frozenlake') return new FrozenLakeSource(config);
@@ -136,9 +154,7 @@ export async function openTaskSource(config: TasksConfig, label: string, options
   const trainIds = (config.only ?? tasks.map((t) => t.id)).filter((id) => !evalIds.includes(id) && !devIds.has(id));
   const train = pick(trainIds, 'config.tasks.only');
   if (train.length === 0) throw invalidArg('config.tasks', `leaves no training task under ${config.path}`);
-  const curriculum = generated.tiers && config.curriculum
-    ? new Curriculum(generated.tiers.map((t, i) => ({ name: config.curriculum!.tiers[i]!.name, train: pick(t.pool, 'config.tasks.curriculum'), dev: pick(t.dev, 'config.tasks.curriculum') })), config.curriculum)
-    : undefined;
+  const curriculum = generated.tiers && config.curriculum ? tieredSource(generated.tiers, config.curriculum, config.only, pick) : undefined;
   assertRunnable([...train.map((r) => r.task!), ...evalIds.map((id) => byId.get(id)!).filter(Boolean)], config.sandbox);
   const backend = await createSandboxBackend(config.sandbox, { ...config.sandboxOptions, label });
   return new SweSource(train, evalIds.length ? pick(evalIds, 'config.tasks.evalIds') : train, backend, config, label, curriculum);

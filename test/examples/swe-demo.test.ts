@@ -11,6 +11,7 @@ import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
+import { unsolvedPools } from '../../lib/train/curriculum.js';
 import { Rng } from '../reference/random.js';
 import { ROOT, runTs } from '../support/child-process.js';
 import { writeTinyCheckpoint } from '../support/tiny-checkpoint.js';
@@ -26,7 +27,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
   const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
-  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-lr', lr];
+  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-pool', 'unsolved', '--rl-lr', lr];
   const { code, output } = await runTs(DEMO, args('5e-5'), env);
   t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
@@ -49,6 +50,9 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const samples = gunzipSync(readFileSync(path.join(out, 'seed-3', '3-rft-samples', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.equal(samples.length, 3 * demo.budget.pool * demo.budget.rftSamples, `RFT sampled every pool task of the 3 tiers ${demo.budget.rftSamples} times`);
   t.equal(demo.points[1].episodes, samples.length, 'the RFT point counts those episodes');
+  const poolIds = [...new Set(samples.map((s: { taskId: string }) => s.taskId))] as string[];
+  t.equal(demo.rlPool, 'unsolved');
+  t.same(seed.rlPool, { tasks: unsolvedPools(poolIds.map((id) => [id]), samples).length, of: poolIds.length }, 'the RL pool\'s size is recorded');
   const rftConfig = JSON.parse(readFileSync(path.join(out, 'seed-3', '3-rft', 'config.json'), 'utf8'));
   t.same(rftConfig.sft.data, [path.join(out, 'seed-3', '3-rft-samples'), path.join(out, 'seed-3', '1-oracle')], 'RFT trains on its samples beside the oracle trajectories');
   t.equal(rftConfig.model.path, path.join(out, 'seed-3', '2-sft', 'checkpoints', 'step-2'), 'from the SFT checkpoint');
@@ -67,6 +71,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     t.match(config.rollout, { tasksPerStep: 1, samplesPerTask: 3 }, `${arm}: a round is the smoke budget's 1 task, --rl-samples 3 times`);
     t.ok(seed.summaries[arm].episodes >= config.run.steps * 3, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
+    // --rl-pool unsolved: the pool tasks (one a tier) less those every RFT sample of which resolved, a tier solved whole kept whole.
+    t.same(config.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), `${arm}: --rl-pool unsolved narrows the pools`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rftContinued, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
     if (arm === 'rft-continued') t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
   }
@@ -91,5 +97,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const single = await runTs(DEMO, [...args('5e-5'), '--rl-samples', '1'], env);
   t.not(single.code, 0, '--rl-samples 1 is refused: a group of one is never mixed');
   t.match(single.output, /--rl-samples is "1"; give an integer >= 2/, 'naming the flag and what to give');
+  const typo = await runTs(DEMO, [...args('5e-5'), '--rl-pool', 'solved'], env);
+  t.not(typo.code, 0, 'an unknown --rl-pool is refused');
+  t.match(typo.output, /--rl-pool is "solved"; use one of all, unsolved/, 'naming the flag and the choices');
 });
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 
 import { resolveTrainConfig } from '../../../lib/train/config.js';
-import { Curriculum, tierOptions, tierSeeds } from '../../../lib/train/curriculum.js';
+import { Curriculum, tierOptions, tierSeeds, unsolvedPools } from '../../../lib/train/curriculum.js';
 import type { TrainEvent } from '../../../lib/train/progress.js';
 import { openTaskSource } from '../../../lib/train/task-source.js';
 import { train } from '../../../lib/train/trainer.js';
@@ -53,6 +53,42 @@ t.test('the tiers are written with disjoint seeds; the source trains on the curr
   t.same(source.train.map((r) => r.id), c.tiers[2]!.train.map((r) => r.id), 'and from the tier it is in');
   t.same(tierSeeds(1, 10, 4), { pool: { firstSeed: 14, count: 10 }, dev: { firstSeed: 24, count: 4 } });
   t.same(tierSeeds(1, 10, 4, 1000), { pool: { firstSeed: 1014, count: 10 }, dev: { firstSeed: 1024, count: 4 } }, 'from tasks.generate.firstSeed');
+});
+
+t.test('tasks.only narrows every tier\'s pool and leaves the dev slices whole; a tier left empty is refused', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const open = (only?: string[]) => {
+    const raw = config(dir, { tiers: TIERS, devTasks: 2 });
+    return openTaskSource(resolveTrainConfig({ ...raw, tasks: { ...raw.tasks, ...(only ? { only } : {}) } }).tasks, 'swerl-test');
+  };
+  const whole = (await open()).curriculum!;
+  const pools = whole.tiers.map((tier) => tier.train.map((r) => r.id));
+  const devs = whole.tiers.map((tier) => tier.dev.map((r) => r.id));
+  // One task of the first tier, two of the second, the third's first, and a dev task (never trained on either way).
+  const narrowed = await open([pools[0]![1]!, pools[1]![0]!, pools[1]![2]!, pools[2]![0]!, devs[2]![0]!]);
+  const c = narrowed.curriculum!;
+  t.same(c.tiers.map((tier) => tier.train.map((r) => r.id)), [[pools[0]![1]], [pools[1]![0], pools[1]![2]], [pools[2]![0]]], 'each pool keeps the tasks named');
+  t.same(c.tiers.map((tier) => tier.dev.map((r) => r.id)), devs, 'the dev slices are whole');
+  t.same(narrowed.train.map((r) => r.id), [pools[0]![1]], 'steps draw from the narrowed first tier');
+  await t.rejects(open([pools[0]![0]!, pools[2]![1]!]), {
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: /config.tasks.only leaves tier "medium" of config.tasks.curriculum no task to train on \(its 3 pool tasks are all left out\); name at least one of its pool tasks, or drop the tier/,
+  });
+});
+
+t.test('unsolvedPools: each tier\'s pool less the tasks every sample of which resolved; a tier solved whole stays whole', async (t) => {
+  const episode = (taskId: string, reward: number) => ({ taskId, reward });
+  const episodes = [
+    episode('a', 1), episode('a', 1), // solved every time: left out
+    episode('b', 1), episode('b', 0), // mixed: kept
+    episode('c', 1), episode('c', 1), // the second tier's only task, solved every time: its tier keeps it
+    episode('d', 0), episode('d', 0), // never solved: kept (a T=1 group may still mix)
+    episode('f', 1), // one sample, resolved: left out
+    episode('x', 1), // not in a pool: ignored
+  ];
+  t.same(unsolvedPools([['a', 'b'], ['c'], ['d', 'e', 'f']], episodes), ['b', 'c', 'd', 'e'], 'e was never sampled and stays');
+  t.same(unsolvedPools([['a', 'b']], episodes.map((e) => ({ ...e, reward: 0.5 }))), ['a', 'b'], 'a partial reward is not resolved');
+  t.same(unsolvedPools([['a'], ['c']], []), ['a', 'c'], 'nothing sampled: the pools whole');
 });
 
 t.test('the advance rule', async (t) => {
