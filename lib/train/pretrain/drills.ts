@@ -46,6 +46,13 @@ export interface DrillOptions {
   programs: { split: 'train' | 'heldout'; firstSeed: number; count: number } & Partial<SweGenTaskOptions>;
   /** Share of issues whose file is renamed to a made-up word (0..1). */
   renameFiles: number;
+  /**
+   * Share of drills (0..1) whose first view is a view_range [s, end] from a random line s past
+   * the first, not the whole file; their lookups and edits stay within the lines shown. A view
+   * from line 1 shows line K as its K-th line, so a lookup can be had by counting lines as well as
+   * by matching K; from line s it cannot.
+   */
+  partialViews: number;
   /** The step budget the prompt's "Steps Remaining" counts down from (the env's maxSteps). */
   maxSteps: number;
   /** Where the repository is (the env's workdir). */
@@ -58,6 +65,7 @@ export const DEFAULT_DRILLS: DrillOptions = {
   echoWords: { min: 4, max: 24 },
   programs: { split: 'train', firstSeed: 0, count: 100_000 },
   renameFiles: 0.5,
+  partialViews: 0,
   maxSteps: 6,
   workdir: '/testbed',
 };
@@ -187,20 +195,26 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
 
   let text = source;
   const lines = () => text.split('\n').slice(0, text.endsWith('\n') ? -1 : undefined);
-  turn(editorCall({ command: 'view', path: filePath }), toolOutput('file_editor', fileView(filePath, lines().map((t, i) => ({ index: i, text: t })))));
+  const lineCount = lines().length;
+  // The first line shown (1-based); drawn only where partial views are asked for, so that other drills stay as they were.
+  const first = options.partialViews > 0 && lineCount > 2 && rng.chance(options.partialViews) ? rng.int(2, Math.ceil(lineCount / 2)) : 1;
+  const numbered = (from: number, to: number) => lines().map((t, i) => ({ index: i, text: t })).slice(from - 1, to);
+  turn(
+    editorCall(first === 1 ? { command: 'view', path: filePath } : { command: 'view', path: filePath, view_range: `[${first}, ${lineCount}]` }),
+    toolOutput('file_editor', fileView(filePath, numbered(first, lineCount))),
+  );
   const names = fileNames(source);
   const turns = Math.min(rng.int(options.turns.min, options.turns.max), options.maxSteps - 2);
   for (let t = 0; t < turns; t++) {
     const kind = rng.weighted(options.mix);
     const all = lines();
     if (kind === 'lookup') {
-      const a = rng.int(1, all.length);
+      const a = rng.int(first, all.length);
       const b = Math.min(all.length, a + rng.int(0, 3));
-      const shown = all.map((t, i) => ({ index: i, text: t })).slice(a - 1, b);
-      turn(editorCall({ command: 'view', path: filePath, view_range: `[${a}, ${b}]` }), toolOutput('file_editor', fileView(filePath, shown)));
+      turn(editorCall({ command: 'view', path: filePath, view_range: `[${a}, ${b}]` }), toolOutput('file_editor', fileView(filePath, numbered(a, b))));
     } else if (kind === 'edit') {
-      // A line whose trimmed text occurs once, so that it is a valid old_str.
-      const candidates = all.map((l) => l.trim()).filter((l) => l !== '' && countOccurrences(text, l) === 1);
+      // A line shown whose trimmed text occurs once in the file, so that it is a valid old_str.
+      const candidates = all.slice(first - 1).map((l) => l.trim()).filter((l) => l !== '' && countOccurrences(text, l) === 1);
       const oldStr = candidates.length > 0 ? rng.pick(candidates) : undefined;
       const newStr = oldStr === undefined ? null : mutateLine(oldStr, names, rng);
       // A random change may be the task's fix by chance: drills never show one.

@@ -48,6 +48,7 @@ const PRETRAIN_SCHEMA = {
           },
         },
         renameFiles: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_DRILLS.renameFiles },
+        partialViews: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_DRILLS.partialViews },
         maxSteps: { type: 'integer', minimum: 2, maximum: 1000, default: DEFAULT_DRILLS.maxSteps },
         workdir: { type: 'string', pattern: '^/', default: DEFAULT_DRILLS.workdir },
       },

@@ -69,7 +69,8 @@ function uniqueOpening(line: string, lines: readonly string[]): string | null {
 function probesOf(policy: NativePolicy, options: ProbeOptions): Probe[] {
   const tokenizer = policy.tokenizer;
   const encode = (t: string) => tokenizer.encode(t);
-  const base: DrillOptions = { ...DEFAULT_DRILLS, ...options.drills, programs: { ...DEFAULT_DRILLS.programs, ...options.drills?.programs, split: 'heldout' } };
+  // The agent's first view is the whole file: so is every probe's.
+  const base: DrillOptions = { ...DEFAULT_DRILLS, ...options.drills, partialViews: 0, programs: { ...DEFAULT_DRILLS.programs, ...options.drills?.programs, split: 'heldout' } };
   const renderer = () => new ChatRenderer(tokenizer, { enableThinking: false });
   const probes: Probe[] = [];
   for (let i = 0; i < options.count; i++) {
