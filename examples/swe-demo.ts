@@ -33,6 +33,7 @@
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
  *                    [--rl-tasks N] [--rl-samples N]   (an RL step's tasks, and the samples of each: its groups and their size)
  *                    [--rl-pool all|unsolved]   (the RL arms' pool tasks: all, or those RFT's samples did not resolve every time)
+ *                    [--rl-temperature T]   (both RL arms' sampling temperature, 1 by default; GRPO++'s loss reads its logprobs at T)
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -52,6 +53,7 @@ import { formatRate, pairedComparison, rateOf, type Outcomes, type RateSummary }
 import { evaluatePolicy } from '../lib/eval/evaluate.js';
 import { memorizationBaseline } from '../lib/eval/memorization.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
+import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../lib/model/native-policy-options.js';
 import { native, pinBlasToOneThread } from '../lib/native.js';
 import { tierOptions, tierSeeds, unsolvedPools, type CurriculumConfig } from '../lib/train/curriculum.js';
 import { renderChartsSvg } from '../lib/train/plots.js';
@@ -75,6 +77,7 @@ const { values: args } = parseArgs({
     'rl-tasks': { type: 'string' },
     'rl-samples': { type: 'string' },
     'rl-pool': { type: 'string' },
+    'rl-temperature': { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -166,6 +169,14 @@ const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
  * checkpoint on 100 validation tasks were such edits), shown with what to do next.
  */
 const RECOVERY = 0.3;
+/**
+ * Both RL arms' sampling temperature (the rollout's; GRPO++'s loss takes the sampler's
+ * logprobs at it). After RFT the policy's token entropy at T = 1 is ~0.05 nats, and a group's
+ * samples mostly agree: a hotter sampler mixes more groups. Checked here against the bound the
+ * config applies, so a typo is refused before the phases before RL run.
+ */
+const RL_TEMPERATURE = args['rl-temperature'] === undefined ? 1 : positiveNumberArg('--rl-temperature')(args['rl-temperature']);
+if (RL_TEMPERATURE < MIN_TEMPERATURE || RL_TEMPERATURE > MAX_TEMPERATURE) throw new Error(`--rl-temperature is ${RL_TEMPERATURE}; give a temperature in [${MIN_TEMPERATURE}, ${MAX_TEMPERATURE}]`);
 const LR = { sft: 1e-3, rft: 3e-4, rftContinued: 1e-4, rl: args['rl-lr'] === undefined ? 3e-5 : positiveNumberArg('--rl-lr')(args['rl-lr']) };
 /**
  * RFT's sampling temperature: at T=0.6 the SFT policy resolves more of its samples than at T=1
@@ -250,7 +261,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, oracleRecovery: RECOVERY };
+const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
 
 interface ArmSummary {
   dir: string;
@@ -374,7 +385,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     const run = await train({
       ...config,
       tasks: { ...config.tasks, ...(RL_POOL === 'all' ? {} : { only: rlPool }) },
-      rollout: { ...AGENT, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
+      rollout: { ...AGENT, temperature: RL_TEMPERATURE, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
       ...settings,
     });
     const episodes = run.episodes!;
@@ -463,6 +474,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlMiniBatches: RL_MINI_BATCHES,
   rlResampleRounds: RL_RESAMPLE_ROUNDS,
   rlPool: RL_POOL,
+  rlTemperature: RL_TEMPERATURE,
   oracleRecovery: RECOVERY,
   points,
   pooled,

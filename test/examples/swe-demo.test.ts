@@ -27,7 +27,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
   const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
-  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-pool', 'unsolved', '--rl-lr', lr];
+  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-pool', 'unsolved', '--rl-temperature', '1.2', '--rl-lr', lr];
   const { code, output } = await runTs(DEMO, args('5e-5'), env);
   t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
@@ -69,6 +69,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
       t.equal(config.run.steps * 3, seed.summaries['grpo++'].episodes, `continued RFT: as many episodes as GRPO++ played (${seed.summaries['grpo++'].episodes})`);
     }
     t.match(config.rollout, { tasksPerStep: 1, samplesPerTask: 3 }, `${arm}: a round is the smoke budget's 1 task, --rl-samples 3 times`);
+    t.equal(config.rollout.temperature, 1.2, `${arm}: sampled at --rl-temperature`);
     t.ok(seed.summaries[arm].episodes >= config.run.steps * 3, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     // --rl-pool unsolved: the pool tasks (one a tier) less those every RFT sample of which resolved, a tier solved whole kept whole.
@@ -97,6 +98,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const single = await runTs(DEMO, [...args('5e-5'), '--rl-samples', '1'], env);
   t.not(single.code, 0, '--rl-samples 1 is refused: a group of one is never mixed');
   t.match(single.output, /--rl-samples is "1"; give an integer >= 2/, 'naming the flag and what to give');
+  const hot = await runTs(DEMO, [...args('5e-5'), '--rl-temperature', '50'], env);
+  t.not(hot.code, 0, 'a temperature past the config\'s bound is refused');
+  t.match(hot.output, /--rl-temperature is 50; give a temperature in \[0.01, 10\]/, 'before any phase runs');
+  t.notMatch(hot.output, /oracle:/);
   const typo = await runTs(DEMO, [...args('5e-5'), '--rl-pool', 'solved'], env);
   t.not(typo.code, 0, 'an unknown --rl-pool is refused');
   t.match(typo.output, /--rl-pool is "solved"; use one of all, unsolved/, 'naming the flag and the choices');
