@@ -229,20 +229,20 @@ async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed:
  */
 async function suites(tasksDir: string, firstSeed: number) {
   const sftTasks: Task[] = [];
-  const pools: Task[][] = [];
+  const tierPools: Task[][] = [];
   const tiers = tierOptions(CURRICULUM, KNOBS);
   // The SFT seeds come after every tier's pool and dev slice (tierSeeds' range).
   const sftFirstSeed = firstSeed + tiers.length * (SIZE.pool + SIZE.dev);
   for (const [i, options] of tiers.entries()) {
     const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev, firstSeed);
-    pools.push((await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
+    tierPools.push((await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
     await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
     sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
   }
   // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
   const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', firstSeed, count: HELDOUT_SEEDS, disjointFrom: tasksDir, dropShared: true, force: true });
   if (heldout.tasks.length < SIZE.heldout) throw new Error(`only ${heldout.tasks.length} held-out tasks are disjoint from the train programs; ask for fewer`);
-  return { sftTasks, tierPools: pools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
+  return { sftTasks, tierPools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
 
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */

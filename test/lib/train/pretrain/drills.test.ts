@@ -99,4 +99,3 @@ t.test('partialViews: the first view from a random line past the first, lookups 
   const partialFirst = halfway.filter((d) => (d.messages[2]!.content as string).includes('view_range')).length;
   t.ok(partialFirst > 3 && partialFirst < 17, `at 0.5, ${partialFirst} of 20 first views partial`);
 });
-
