@@ -25,7 +25,7 @@ import { bashObservation } from '../../env/observations.js';
 import { compactIssuePrompt, compactSystemPrompt, stepsRemainingLine } from '../../env/prompts.js';
 import { generateSweGenTask, type GeneratedTask } from '../../env/swe-gen/index.js';
 import type { SweGenTaskOptions } from '../../env/swe-gen/options.js';
-import { countOccurrences } from '../../env/tools/common.js';
+import { countOccurrences, lineNumber } from '../../env/tools/common.js';
 import { fileView, replaceOnce, toolDescriptions, toolOutput } from '../../env/tools/index.js';
 import { ByteTokenizer } from '../../model/byte-tokenizer.js';
 import { ChatRenderer, type ChatMessage } from '../../model/chat-template.js';
@@ -160,21 +160,26 @@ function fileNames(source: string): string[] {
 
 const editorCall = (args: Record<string, string>) => formatTextAction('file_editor', args);
 
-/** The drill of index `index` under `seed`: a pure function of both and the options. */
-export function makeDrill(seed: number, index: number, options: DrillOptions = DEFAULT_DRILLS): Drill {
-  const rng = new Rng(mixSeed(seed, index, 0xd811));
-  const { programs } = options;
+/**
+ * A task of `programs` drawn with `rng`. A seed the options cannot make a task of (a bug kind
+ * that needs more lines, say) is passed over for another: a drill only reads the program.
+ * Options that make none are an error.
+ */
+function drawTask(rng: Rng, programs: DrillOptions['programs']): GeneratedTask {
   const { split, firstSeed, count, ...taskOptions } = programs;
-  // A seed the options cannot make a task of (a bug kind that needs more lines, say) is passed
-  // over for another: a drill only reads the program. Options that make none are an error.
-  let task: GeneratedTask | undefined;
-  for (let attempt = 0; task === undefined; attempt++) {
+  for (let attempt = 0; ; attempt++) {
     try {
-      task = generateSweGenTask(split, firstSeed + rng.int(0, count - 1), taskOptions);
+      return generateSweGenTask(split, firstSeed + rng.int(0, count - 1), taskOptions);
     } catch (error) {
       if (attempt >= 20) throw error;
     }
   }
+}
+
+/** The drill of index `index` under `seed`: a pure function of both and the options. */
+export function makeDrill(seed: number, index: number, options: DrillOptions = DEFAULT_DRILLS): Drill {
+  const rng = new Rng(mixSeed(seed, index, 0xd811));
+  const task = drawTask(rng, options.programs);
   const meta = task.metadata;
   const source = task.files[`repo/${meta.file}`]!;
   const extension = meta.file.slice(meta.file.lastIndexOf('.'));
@@ -251,6 +256,31 @@ export function repeatIds(tokenizer: Tokenizer, seed: number, index: number, len
   });
   const start = tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
   return [start, ...span, ...tokenizer.encode('\n'), ...span];
+}
+
+/**
+ * A lookup sheet, the line probe's skill made dense: `<|im_start|>`, the editor's `cat -n` view
+ * of a train-split program (as a drill's first view shows it), then lookups, each a line
+ * `view_range [K, K]` and line K as the view numbers it. A lookup's line can only be had by
+ * matching K against the view's numbers (K drawn at random, each line once at most), where a drill
+ * has one such line a lookup turn among a few hundred tokens of chat. A pure function of seed,
+ * index and the options.
+ */
+export function lookupIds(tokenizer: Tokenizer, seed: number, index: number, queries: { min: number; max: number }, drills: DrillOptions): number[] {
+  const rng = new Rng(mixSeed(seed, index, 0x100c));
+  const task = drawTask(rng, drills.programs);
+  const file = task.metadata.file;
+  const source = task.files[`repo/${file}`]!;
+  const lines = source.split('\n').slice(0, source.endsWith('\n') ? -1 : undefined);
+  let text = fileView(`${drills.workdir}/${file}`, lines.map((line, i) => ({ index: i, text: line }))) + '\n';
+  // Each line asked for once at most: a line asked for twice could be copied from its first answer.
+  const unasked = lines.map((_, i) => i + 1);
+  for (let q = Math.min(rng.int(queries.min, queries.max), lines.length); q > 0; q--) {
+    const k = unasked.splice(rng.int(0, unasked.length - 1), 1)[0]!;
+    text += `view_range [${k}, ${k}]\n${lineNumber(k)} ${lines[k - 1]}\n`;
+  }
+  const start = tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
+  return [start, ...tokenizer.encode(text)];
 }
 
 /** A drill as the text the chat template renders (ChatML, with the added tokens' text): a tokenizer corpus's document. */

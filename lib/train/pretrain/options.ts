@@ -71,6 +71,20 @@ const PRETRAIN_SCHEMA = {
         length: { ...RANGE(4096), default: { min: 8, max: 64 } },
       },
     },
+    /**
+     * Lookup sheets (drills.ts lookupIds): a program's view, then lines asked for by number and
+     * given, `queries` of them a sheet. After the repeats' warm-up, `sequencesPerStep` of them
+     * join each step's drills (0: none, and no draw is made).
+     */
+    lookups: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        sequencesPerStep: { type: 'integer', minimum: 0, maximum: 100_000, default: 0 },
+        queries: { ...RANGE(1024), default: { min: 8, max: 16 } },
+      },
+    },
     /** Copy probes on held-out programs: every this many steps (0: after the last only), this many of each kind. */
     probes: {
       type: 'object',
@@ -97,9 +111,10 @@ export function resolvePretrainOptions(raw: unknown, field = 'config.pretrain'):
   const drills: DrillOptions = { ...parsed.drills, mix: { ...DEFAULT_DRILLS.mix, ...parsed.drills.mix }, programs: { ...programs, split: 'train' } };
   const options: PretrainConfig = { ...parsed, drills };
   if (Object.values(drills.mix).every((w) => w === 0)) throw invalidArg(`${field}.drills.mix`, 'gives every turn kind weight 0', `give one of ${DRILL_TURNS.join(', ')} a positive weight`);
-  for (const [name, range] of [['drills.turns', drills.turns], ['drills.echoWords', drills.echoWords], ['drills.programs.functions', drills.programs.functions], ['drills.programs.lines', drills.programs.lines], ['repeats.length', options.repeats.length]] as const)
+  for (const [name, range] of [['drills.turns', drills.turns], ['drills.echoWords', drills.echoWords], ['drills.programs.functions', drills.programs.functions], ['drills.programs.lines', drills.programs.lines], ['repeats.length', options.repeats.length], ['lookups.queries', options.lookups.queries]] as const)
     if (range && range.min > range.max) throw invalidArg(`${field}.${name}`, `has min ${range.min} > max ${range.max}`);
   if (options.repeats.length.min < 1) throw invalidArg(`${field}.repeats.length.min`, 'must be at least 1');
+  if (options.lookups.queries.min < 1) throw invalidArg(`${field}.lookups.queries.min`, 'must be at least 1');
   if (drills.programs.functions && drills.programs.functions.min < 1) throw invalidArg(`${field}.drills.programs.functions.min`, 'must be at least 1');
   if (drills.turns.max > drills.maxSteps - 2)
     throw invalidArg(`${field}.drills.turns.max`, `(${drills.turns.max}) leaves no step for the first view and finish within maxSteps ${drills.maxSteps}`, `lower it to ${drills.maxSteps - 2}, or raise maxSteps`);

@@ -19,7 +19,7 @@ import type { SftExample } from '../sft/example.js';
 import { modelTokenizer } from '../configured-model.js';
 import { sftStartingPoint } from '../sft/policy.js';
 import { formatDuration } from '../../util/progress.js';
-import { makeDrill, repeatIds, type DrillOptions } from './drills.js';
+import { lookupIds, makeDrill, repeatIds, type DrillOptions } from './drills.js';
 import type { PretrainConfig } from './options.js';
 import { PROBE_KINDS, runCopyProbes, type ProbeResult } from './probes.js';
 
@@ -44,11 +44,11 @@ export function drillExample(tokenizer: Tokenizer, seed: number, index: number, 
 
 /**
  * Step `step`'s examples: repeated spans alone during the repeats' warm-up, then the step's
- * drills and repeats. A pure function of the seed and the step (a resumed run sees what the
+ * drills, repeats and lookup sheets. A pure function of the seed and the step (a resumed run sees what the
  * uninterrupted one would have).
  */
 export function stepExamples(tokenizer: Tokenizer, seed: number, step: number, options: PretrainConfig): SftExample[] {
-  const { repeats } = options;
+  const { repeats, lookups } = options;
   const repeat = (i: number) => everyToken(repeatIds(tokenizer, seed, i, repeats.length), `repeat-${seed}-${i}`);
   if (step <= repeats.warmupSteps) return Array.from({ length: repeats.warmupSequences }, (_, j) => repeat((step - 1) * repeats.warmupSequences + j));
   const after = step - repeats.warmupSteps - 1;
@@ -56,6 +56,10 @@ export function stepExamples(tokenizer: Tokenizer, seed: number, step: number, o
   return [
     ...Array.from({ length: options.sequencesPerStep }, (_, j) => drillExample(tokenizer, seed, after * options.sequencesPerStep + j, options.drills)),
     ...Array.from({ length: repeats.sequencesPerStep }, (_, j) => repeat(firstRepeat + j)),
+    ...Array.from({ length: lookups.sequencesPerStep }, (_, j) => {
+      const index = after * lookups.sequencesPerStep + j;
+      return everyToken(lookupIds(tokenizer, seed, index, lookups.queries, options.drills), `lookup-${seed}-${index}`);
+    }),
   ];
 }
 

@@ -15,7 +15,7 @@ import { tokenizerFromFiles } from '../../../../lib/model/hf-tokenizer.js';
 import { NativePolicy } from '../../../../lib/model/native-policy.js';
 import { resolveTrainConfig } from '../../../../lib/train/config.js';
 import { resolvePretrainConfig } from '../../../../lib/train/pretrain/options.js';
-import { DEFAULT_DRILLS, drillText, repeatIds } from '../../../../lib/train/pretrain/drills.js';
+import { DEFAULT_DRILLS, drillText, lookupIds, repeatIds } from '../../../../lib/train/pretrain/drills.js';
 import { stepExamples } from '../../../../lib/train/pretrain/pretrain.js';
 import { train } from '../../../../lib/train/trainer.js';
 import { runCli } from '../../../../lib/cli/program.js';
@@ -60,6 +60,45 @@ t.test('a step\'s examples: repeats alone in the warm-up, then drills and repeat
   t.same(stepExamples(tokenizer, 3, 3, options).map((e) => Array.from(e.tokens)), later.map((e) => Array.from(e.tokens)), 'the same seed and step, the same examples');
   t.not(JSON.stringify(Array.from(stepExamples(tokenizer, 4, 3, options)[0]!.tokens)), JSON.stringify(Array.from(later[0]!.tokens)), 'another seed, others');
   t.same(repeatIds(tokenizer, 1, 2, { min: 5, max: 5 }), repeatIds(tokenizer, 1, 2, { min: 5, max: 5 }));
+});
+
+t.test('lookup sheets: a program\'s view, then lines asked for by number, each once, answered as the view numbers them', async (t) => {
+  const drills = resolvePretrainConfig(config(path.join(root, 'x'))).pretrain.drills;
+  const counts = new Set<number>();
+  for (let i = 0; i < 30; i++) {
+    const ids = lookupIds(tokenizer, 2, i, { min: 3, max: 12 }, drills);
+    t.equal(ids[0], tokenizer.specialTokens['<|im_start|>']);
+    const text = tokenizer.decode(ids.slice(1));
+    t.equal(tokenizer.decode(tokenizer.encode(text)), text);
+    const [view, ...asked] = text.split('view_range ');
+    t.match(view!, /^Here's the result of running `cat -n` on the file: \/testbed\/\w+\.(py|js):\n/, `sheet ${i}: the editor's view first`);
+    const shown = new Map([...view!.matchAll(/^ {0,5}(\d+) (.*)$/gm)].map((m) => [Number(m[1]), m[0]]));
+    t.same([...shown.keys()], Array.from({ length: shown.size }, (_, k) => k + 1), `sheet ${i}: lines 1 to ${shown.size}`);
+    const ks = asked.map((q) => {
+      const m = /^\[(\d+), (\d+)\]\n(.*)\n$/.exec(q);
+      t.ok(m && m[1] === m[2], `sheet ${i}: a lookup of one line: ${JSON.stringify(q)}`);
+      const k = Number(m![1]);
+      t.equal(m![3], shown.get(k), `sheet ${i}: line ${k} as the view shows it`);
+      return k;
+    });
+    t.equal(new Set(ks).size, ks.length, `sheet ${i}: no line asked twice`);
+    t.ok(ks.length >= Math.min(3, shown.size) && ks.length <= Math.min(12, shown.size), `sheet ${i}: ${ks.length} lookups of ${shown.size} lines`);
+    counts.add(ks.length);
+  }
+  t.ok(counts.size >= 3, `the number of lookups varies: ${[...counts].join(', ')}`);
+  t.same(lookupIds(tokenizer, 2, 5, { min: 3, max: 12 }, drills), lookupIds(tokenizer, 2, 5, { min: 3, max: 12 }, drills), 'pure in seed and index');
+  t.not(JSON.stringify(lookupIds(tokenizer, 2, 5, { min: 3, max: 12 }, drills)), JSON.stringify(lookupIds(tokenizer, 2, 6, { min: 3, max: 12 }, drills)));
+
+  const withSheets = resolvePretrainConfig(config(path.join(root, 'x'), {}, { lookups: { sequencesPerStep: 3, queries: { min: 2, max: 4 } } })).pretrain;
+  const plain = resolvePretrainConfig(config(path.join(root, 'x'))).pretrain;
+  t.equal(plain.lookups.sequencesPerStep, 0, 'none by default');
+  t.same(stepExamples(tokenizer, 3, 2, withSheets).map((e) => e.id), stepExamples(tokenizer, 3, 2, plain).map((e) => e.id), 'none in the warm-up');
+  const step4 = stepExamples(tokenizer, 3, 4, withSheets);
+  const plain4 = stepExamples(tokenizer, 3, 4, plain);
+  t.same(step4.map((e) => e.id), [...plain4.map((e) => e.id), 'lookup-3-3', 'lookup-3-4', 'lookup-3-5'], 'after the warm-up, after the drills and repeats, numbered on from step to step');
+  t.same(step4.slice(0, plain4.length).map((e) => Array.from(e.tokens)), plain4.map((e) => Array.from(e.tokens)), 'the drills and repeats as without sheets');
+  t.same(Array.from(step4.at(-1)!.tokens), lookupIds(tokenizer, 3, 5, { min: 2, max: 4 }, withSheets.drills));
+  t.ok(step4.at(-1)!.mask.slice(1).every((m) => m === 1), 'every token trained');
 });
 
 t.test('a run: metrics with probes; stopped after step 2 and resumed, the weights of a run straight through', async (t) => {
@@ -107,6 +146,9 @@ t.test('configs that cannot run are refused when they load', async (t) => {
   t.throws(bad({ drills: { turns: { min: 3, max: 2 } } }), /config.pretrain.drills.turns has min 3 > max 2/);
   t.throws(bad({ drills: { turns: { min: 1, max: 9 } } }), /config.pretrain.drills.turns.max \(9\) leaves no step for the first view and finish within maxSteps 6/);
   t.throws(bad({ repeats: { length: { min: 0, max: 4 } } }), /config.pretrain.repeats.length.min must be at least 1/);
+  t.throws(bad({ lookups: { sequencesPerStep: 1, queries: { min: 0, max: 4 } } }), /config.pretrain.lookups.queries.min must be at least 1/);
+  t.throws(bad({ lookups: { queries: { min: 5, max: 4 } } }), /config.pretrain.lookups.queries has min 5 > max 4/);
+  t.throws(bad({ lookups: { sequencesPerStep: -1 } }), /config.pretrain.lookups.sequencesPerStep must be >= 0/);
   t.throws(bad({ drills: { programs: { split: 'heldout' } } }), /config.pretrain.drills.programs.split is "heldout"; drills read train-split programs only \(the copy probes read held-out ones\); remove it/);
   t.throws(bad({ sequencesPerStep: 0 }), /config.pretrain.sequencesPerStep must be >= 1/);
   t.throws(bad({ probes: { every: -1 } }), /config.pretrain.probes.every must be >= 0/);
