@@ -160,6 +160,16 @@ function fileNames(source: string): string[] {
 
 const editorCall = (args: Record<string, string>) => formatTextAction('file_editor', args);
 
+/** A file's lines, without the empty one after a final newline. */
+function fileLines(text: string): string[] {
+  return text.split('\n').slice(0, text.endsWith('\n') ? -1 : undefined);
+}
+
+/** The id a repeat or a lookup sheet opens with: `<|im_start|>`, or the end of text where a tokenizer has none. */
+function sequenceStart(tokenizer: Tokenizer): number {
+  return tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
+}
+
 /**
  * A task of `programs` drawn with `rng`. A seed the options cannot make a task of (a bug kind
  * that needs more lines, say) is passed over for another: a drill only reads the program.
@@ -199,7 +209,7 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
   };
 
   let text = source;
-  const lines = () => text.split('\n').slice(0, text.endsWith('\n') ? -1 : undefined);
+  const lines = () => fileLines(text);
   const lineCount = lines().length;
   // The first line shown (1-based); drawn only where partial views are asked for, so that other drills stay as they were.
   const first = options.partialViews > 0 && lineCount > 2 && rng.chance(options.partialViews) ? rng.int(2, Math.ceil(lineCount / 2)) : 1;
@@ -254,8 +264,7 @@ export function repeatIds(tokenizer: Tokenizer, seed: number, index: number, len
     while (added.has(id)) id = (id + 1) % tokenizer.vocabSize;
     return id;
   });
-  const start = tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
-  return [start, ...span, ...tokenizer.encode('\n'), ...span];
+  return [sequenceStart(tokenizer), ...span, ...tokenizer.encode('\n'), ...span];
 }
 
 /**
@@ -271,7 +280,7 @@ export function lookupIds(tokenizer: Tokenizer, seed: number, index: number, que
   const task = drawTask(rng, drills.programs);
   const file = task.metadata.file;
   const source = task.files[`repo/${file}`]!;
-  const lines = source.split('\n').slice(0, source.endsWith('\n') ? -1 : undefined);
+  const lines = fileLines(source);
   let text = fileView(`${drills.workdir}/${file}`, lines.map((line, i) => ({ index: i, text: line }))) + '\n';
   // Each line asked for once at most: a line asked for twice could be copied from its first answer.
   const unasked = lines.map((_, i) => i + 1);
@@ -279,8 +288,7 @@ export function lookupIds(tokenizer: Tokenizer, seed: number, index: number, que
     const k = unasked.splice(rng.int(0, unasked.length - 1), 1)[0]!;
     text += `view_range [${k}, ${k}]\n${lineNumber(k)} ${lines[k - 1]}\n`;
   }
-  const start = tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
-  return [start, ...tokenizer.encode(text)];
+  return [sequenceStart(tokenizer), ...tokenizer.encode(text)];
 }
 
 /** A drill as the text the chat template renders (ChatML, with the added tokens' text): a tokenizer corpus's document. */

@@ -44,8 +44,8 @@ export function drillExample(tokenizer: Tokenizer, seed: number, index: number, 
 
 /**
  * Step `step`'s examples: repeated spans alone during the repeats' warm-up, then the step's
- * drills, repeats and lookup sheets. A pure function of the seed and the step (a resumed run sees what the
- * uninterrupted one would have).
+ * drills, repeats and lookup sheets. A pure function of the seed and the step (a resumed run
+ * sees what the uninterrupted one would have).
  */
 export function stepExamples(tokenizer: Tokenizer, seed: number, step: number, options: PretrainConfig): SftExample[] {
   const { repeats, lookups } = options;
