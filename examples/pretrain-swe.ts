@@ -51,7 +51,8 @@ const tokenizerDir = path.join(runDir, 'tokenizer');
 await mkdir(tokenizerDir, { recursive: true });
 // (The config's tokenizer is the one trained here: read the drill options without it.)
 const { tokenizer: _trainedBelow, ...modelWithoutTokenizer } = raw.model;
-const drills = resolvePretrainConfig({ ...raw, run: { ...raw.run, dir: runDir }, model: modelWithoutTokenizer }).pretrain.drills;
+const resolved = resolvePretrainConfig({ ...raw, run: { ...raw.run, dir: runDir }, model: modelWithoutTokenizer }).pretrain;
+const { drills } = resolved;
 const trained = trainBpe(Array.from({ length: corpus }, (_, i) => drillText(raw.run.seed + 1_000_003, i, drills)), { vocabSize });
 for (const [name, text] of Object.entries(trained.files)) await writeFileAtomic(path.join(tokenizerDir, name), text);
 console.log(`tokenizer: ${trained.vocabSize} ids (${trained.merges} merges) from ${corpus} drills (${minutes().toFixed(1)} min)`);
@@ -87,8 +88,10 @@ view into an observation, a line into old_str. It knows nothing of fixing bugs: 
 and never write a task's fix. It is where \`npm run demo:swe\` and the shipped SWE examples start.
 
 Made by \`npm run pretrain:swe\` (examples/pretrain-swe.ts, config examples/pretrain-swe.json), seed ${raw.run.seed}:
-a domain tokenizer trained on ${corpus} reading drills of train-split programs, then ${summary.steps} steps of
-${raw.pretrain.sequencesPerStep} drills each (every token trained), ${pretrainMinutes.toFixed(1)} minutes on ${machine}.
+a domain tokenizer trained on ${corpus} reading drills of train-split programs, then ${summary.steps} steps, every
+token trained: ${Math.min(resolved.repeats.warmupSteps, summary.steps)} of ${resolved.repeats.warmupSequences} repeated-span sequences (the copying warm-up), then each step
+${resolved.sequencesPerStep} drills, ${resolved.repeats.sequencesPerStep} repeated spans and ${resolved.lookups.sequencesPerStep} lookup sheets (a file view, then lines asked for by
+number); ${pretrainMinutes.toFixed(1)} minutes on ${machine}.
 
 Copy probes, greedy, on ${args.probes} drills of held-out programs each (lib/train/pretrain/probes.ts), exact match:
 

@@ -30,7 +30,8 @@ t.test('pretrain:swe --steps 3 writes a reader that loads with its own tokenizer
   t.notOk(existsSync(path.join(out, 'optimizer.safetensors')), 'without the optimizer state');
   t.notOk(existsSync(path.join(out, 'swerl_state.json')), 'or the trainer state');
   const readme = readFileSync(path.join(out, 'README.md'), 'utf8');
-  t.match(readme, /then 3 steps of\s+8 drills each/, 'the README gives the steps run');
+  t.match(readme, /then 3 steps, every\s+token trained: 3 of 32 repeated-span sequences/, 'the README gives the steps run (all 3 in the warm-up)');
+  t.match(readme, /each step\s+8 drills, 16 repeated spans and 8 lookup sheets/, 'and what a step after the warm-up holds');
   t.match(readme, /\| line \| line K of the view, after a view_range \[K, \.\.\.\] call \| \d+\.\d%/, 'and the probe figures');
 
   const policy = await NativePolicy.load(out, { threads: 1 });
