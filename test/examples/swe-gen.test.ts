@@ -1,8 +1,10 @@
 /**
- * examples/swe-gen.yaml as shipped, one step of it: from models/swe-agent, GRPO++ on generated
- * tasks has groups of mixed rewards and takes an optimizer step (from a preset or the reader
- * alone every group is all zeros: no step). The step is smaller than the example's (4 tasks x 4
- * samples); with ~38% resolved, all four groups being unmixed has odds of about 1 in 1000.
+ * examples/swe-gen.yaml as shipped, its first step (8 of its 200 train tasks x 4 samples at
+ * T = 1): from models/swe-agent, GRPO++ on generated tasks has groups of mixed rewards and takes
+ * an optimizer step (from a preset or the reader alone every group is all zeros: no step). The
+ * step is the example's own, not a smaller one: at T = 1 the agent resolves ~20-30% of samples
+ * and most groups are all zeros (16 tasks x 4: 5 mixed, 10 all zeros), so 4 tasks could all be
+ * unmixed by the draw (with 4 tasks this agent drew 4 groups of all zeros).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +17,7 @@ t.test('examples/swe-gen.yaml: from the shipped agent, the first step has mixed 
   const dir = t.testdir();
   const sandboxes = path.join(dir, 'sandboxes');
   const run = await runSwerl(
-    ['train', path.join(ROOT, 'examples/swe-gen.yaml'), 'run.steps=1', 'run.plots=false', 'eval.every=0', 'tasks.generate.train=8', 'tasks.generate.heldout=0', 'rollout.tasksPerStep=4', 'rollout.samplesPerTask=4', '--dir', path.join(dir, 'run')],
+    ['train', path.join(ROOT, 'examples/swe-gen.yaml'), 'run.steps=1', 'run.plots=false', 'eval.every=0', 'tasks.generate.heldout=0', '--dir', path.join(dir, 'run')],
     { SWERL_SANDBOX_ROOT: sandboxes },
   );
   t.equal(run.code, 0, run.stderr.slice(-3000));
