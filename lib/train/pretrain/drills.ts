@@ -25,7 +25,7 @@ import { bashObservation } from '../../env/observations.js';
 import { compactIssuePrompt, compactSystemPrompt, stepsRemainingLine } from '../../env/prompts.js';
 import { generateSweGenTask, type GeneratedTask } from '../../env/swe-gen/index.js';
 import type { SweGenTaskOptions } from '../../env/swe-gen/options.js';
-import { countOccurrences, lineNumber } from '../../env/tools/common.js';
+import { countOccurrences, lineNumber, splitLines } from '../../env/tools/common.js';
 import { fileView, replaceOnce, toolDescriptions, toolOutput } from '../../env/tools/index.js';
 import { ByteTokenizer } from '../../model/byte-tokenizer.js';
 import { ChatRenderer, type ChatMessage } from '../../model/chat-template.js';
@@ -160,11 +160,6 @@ function fileNames(source: string): string[] {
 
 const editorCall = (args: Record<string, string>) => formatTextAction('file_editor', args);
 
-/** A file's lines, without the empty one after a final newline. */
-function fileLines(text: string): string[] {
-  return text.split('\n').slice(0, text.endsWith('\n') ? -1 : undefined);
-}
-
 /** The id a repeat or a lookup sheet opens with: `<|im_start|>`, or the end of text where a tokenizer has none. */
 function sequenceStart(tokenizer: Tokenizer): number {
   return tokenizer.specialTokens['<|im_start|>'] ?? tokenizer.eosTokenIds[0]!;
@@ -209,7 +204,7 @@ export function makeDrill(seed: number, index: number, options: DrillOptions = D
   };
 
   let text = source;
-  const lines = () => fileLines(text);
+  const lines = () => splitLines(text);
   const lineCount = lines().length;
   // The first line shown (1-based); drawn only where partial views are asked for, so that other drills stay as they were.
   const first = options.partialViews > 0 && lineCount > 2 && rng.chance(options.partialViews) ? rng.int(2, Math.ceil(lineCount / 2)) : 1;
@@ -280,7 +275,7 @@ export function lookupIds(tokenizer: Tokenizer, seed: number, index: number, que
   const task = drawTask(rng, drills.programs);
   const file = task.metadata.file;
   const source = task.files[`repo/${file}`]!;
-  const lines = fileLines(source);
+  const lines = splitLines(source);
   let text = fileView(`${drills.workdir}/${file}`, lines.map((line, i) => ({ index: i, text: line }))) + '\n';
   // Each line asked for once at most: a line asked for twice could be copied from its first answer.
   const unasked = lines.map((_, i) => i + 1);
