@@ -27,13 +27,18 @@
  * advances on train-seed dev slices. Everything goes to <dir>/demo.json and <dir>/demo.svg; each
  * phase is a train() run of its own config.json. A finished seed leaves <dir>/seed-N/result.json:
  * run again into the same --dir (after an interrupt, or with more --seeds) and it is read, not
- * rerun, when every setting matches; a seed left unfinished starts over.
+ * rerun, when every setting matches; a seed left unfinished starts over. With --from DIR a seed
+ * takes its suites' SFT and RFT phases from DIR/seed-N (a finished seed of a run whose settings
+ * before RL are these) and runs only the RL arms: one command to try an RL setting on the same
+ * RFT checkpoints, with every number the demo reports.
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
  *                    [--rl-tasks N] [--rl-samples N]   (an RL step's tasks, and the samples of each: its groups and their size)
  *                    [--rl-pool all|unsolved]   (the RL arms' pool tasks: all, or those RFT's samples did not resolve every time)
  *                    [--rl-temperature T]   (both RL arms' sampling temperature, 1 by default; GRPO++'s loss reads its logprobs at T)
+ *                    [--rl-mini-batches N] [--rl-resample-rounds N]   (GRPO++'s optimizer steps a step, and its dynamic-sampling rounds: 0 plays one round)
+ *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -78,6 +83,9 @@ const { values: args } = parseArgs({
     'rl-samples': { type: 'string' },
     'rl-pool': { type: 'string' },
     'rl-temperature': { type: 'string' },
+    'rl-mini-batches': { type: 'string' },
+    'rl-resample-rounds': { type: 'string' },
+    from: { type: 'string' },
   },
 });
 const quick = args.quick!;
@@ -90,6 +98,10 @@ const model = path.resolve(args.model ?? path.join(packageInfo().root, 'models',
 const device = args.device ?? (native().buildInfo().cuda ? 'cuda' : 'cpu');
 if (device !== 'cpu' && !/^cuda(:\d+)?$/.test(device)) throw new Error(`--device is ${device}; use cpu or cuda`);
 const root = path.resolve(args.dir ?? path.join('runs', `swe-demo-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
+/** A finished demo run whose seeds' SFT and RFT phases this run reuses (--from), if any. */
+const from = args.from === undefined ? undefined : path.resolve(args.from);
+if (from !== undefined && !existsSync(from)) throw new Error(`--from is ${args.from}: no such directory; give the --dir of a finished demo:swe run`);
+if (from === root) throw new Error(`--from and --dir are both ${root}; give the RL arms a --dir of their own`);
 
 /**
  * Each phase's budget: --size full (the measurement: 300 held-out tasks), small (100 held-out
@@ -149,7 +161,7 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * 64 episodes left GRPO++ moving a quarter as often on the same samples (fewer when a step has
  * fewer than 4 episodes).
  */
-const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
+const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
 /**
  * GRPO++ learns only from groups whose rewards differ, and at T=1 from the RFT checkpoint 1 to 5
  * of 8 a step were (3.1 on average): the rest cost their episodes and taught nothing. With
@@ -158,7 +170,7 @@ const RL_MINI_BATCHES = Math.min(4, SIZE.rlTasks * SIZE.rlSamples);
  * groups aside and plays up to this many more rounds of rlTasks tasks until it has rlTasks
  * mixed groups. The episodes it plays are counted, and continued RFT plays as many.
  */
-const RL_RESAMPLE_ROUNDS = 3;
+const RL_RESAMPLE_ROUNDS = intFlag('rl-resample-rounds', 0) ?? 3;
 /** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
 const RFT_EPISODES = CURRICULUM.tiers.length * SIZE.pool * SIZE.rftSamples;
 /** Episodes one round of an RL step plays. */
@@ -261,7 +273,14 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
+/** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
+const RL_SETTINGS = { top: ['rlMiniBatches', 'rlResampleRounds', 'rlPool', 'rlTemperature'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
+/** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
+const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
+/** The keys of two settings objects whose values differ. */
+const differingSettings = (a: Record<string, unknown>, b: Record<string, unknown>) => [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !isDeepStrictEqual(a[k], b[k]));
 
 interface ArmSummary {
   dir: string;
@@ -280,28 +299,74 @@ interface SeedResult {
   rlPool: { tasks: number; of: number };
   /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
   summaries: Record<string, ArmSummary>;
-  /** Minutes this seed took, from its suites to its memorization baseline. */
+  /**
+   * Minutes this seed took, from its suites to its memorization baseline; for a seed whose SFT
+   * and RFT phases came --from an earlier run, those phases' minutes there and the rest here.
+   */
   seedMinutes: number;
+  /** The earlier run's seed directory whose SFT and RFT phases this seed took (--from). */
+  reusedFrom?: string;
 }
 
 /** The result file of a finished seed: written last, atomically, so it exists only for a seed that ran to the end. */
-const resultFile = (seed: number) => path.join(root, `seed-${seed}`, 'result.json');
+const resultFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'result.json');
 
-async function finishedSeed(seed: number): Promise<SeedResult | undefined> {
-  const file = resultFile(seed);
-  let saved: { settings: unknown; result: Omit<SeedResult, 'outcomes'> & { outcomes: Record<string, Record<string, boolean>> } };
+/** A finished seed's result file as written, or undefined where the seed never finished. */
+async function readResult(file: string, seed: number): Promise<{ settings: Record<string, unknown>; result: SeedResult } | undefined> {
+  let saved: { settings: Record<string, unknown>; result: Omit<SeedResult, 'outcomes'> & { outcomes: Record<string, Record<string, boolean>> } };
   try {
     saved = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new Error(`${file} cannot be read (${(error as Error).message}); remove it to run seed ${seed} again`);
   }
-  const differing = Object.keys(SETTINGS).filter((k) => !isDeepStrictEqual((saved.settings as Record<string, unknown>)?.[k], (SETTINGS as Record<string, unknown>)[k]));
+  const outcomes = Object.fromEntries(Object.entries(saved.result.outcomes).map(([phase, o]) => [phase, new Map(Object.entries(o))]));
+  return { settings: saved.settings ?? {}, result: { ...saved.result, outcomes } };
+}
+
+async function finishedSeed(seed: number): Promise<SeedResult | undefined> {
+  const file = resultFile(seed);
+  const saved = await readResult(file, seed);
+  if (!saved) return undefined;
+  const differing = differingSettings(saved.settings, SETTINGS);
   if (differing.length > 0) {
     throw new Error(`${file} is seed ${seed} of a run with other settings (${differing.join(', ')} differ); give another --dir, or remove ${path.dirname(file)} to run it again`);
   }
-  const outcomes = Object.fromEntries(Object.entries(saved.result.outcomes).map(([phase, o]) => [phase, new Map(Object.entries(o))]));
-  return { ...saved.result, outcomes };
+  return saved.result;
+}
+
+/** What RL starts from: the held-out points and outcomes of SFT and RFT, the oracle's count, RFT's samples and checkpoint. */
+interface BeforeRl {
+  points: Point[];
+  outcomes: Record<string, Outcomes>;
+  oracle: { resolved: number; tasks: number };
+  samples: readonly { taskId: string; reward: number }[];
+  rftCheckpoint: string;
+  /** Minutes the SFT and RFT phases took, from the seed's start. */
+  minutes: number;
+}
+
+/**
+ * Seed `seed`'s SFT and RFT phases as --from's run left them. Its settings before RL must be
+ * these, and its held-out tasks the ones this run's suites drew (the suites are a pure function
+ * of the seed and those settings: a mismatch means the task generator changed since).
+ */
+async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl> {
+  const file = resultFile(seed, from);
+  const saved = await readResult(file, seed);
+  if (!saved) throw new Error(`--from ${from} has no finished seed ${seed} (no ${file}); run it there first, or drop --from`);
+  const differing = differingSettings(beforeRl(saved.settings), beforeRl(SETTINGS));
+  if (differing.length > 0) throw new Error(`--from ${from}: seed ${seed} ran with other settings before RL (${differing.join(', ')} differ); give the same ones, or drop --from`);
+  const ids = heldout.map((t) => t.id);
+  const savedIds = [...(saved.result.outcomes.sft?.keys() ?? [])];
+  if (!isDeepStrictEqual(savedIds, ids)) throw new Error(`--from ${from}: seed ${seed}'s held-out tasks are not the ones this run draws (the task generator changed since?); drop --from`);
+  const seedDir = path.dirname(file);
+  const rftCheckpoint = path.join(seedDir, '3-rft', 'checkpoints', `step-${SIZE.rftSteps}`);
+  if (!existsSync(rftCheckpoint)) throw new Error(`--from ${from}: seed ${seed} has no RFT checkpoint at ${rftCheckpoint}; run the seed there again, or drop --from`);
+  const samples = await new RunDirectory(path.join(seedDir, '3-rft-samples')).readTrajectories(1);
+  const points = saved.result.points.filter((p) => p.phase === 'sft' || p.phase === 'rft');
+  const outcomes = { sft: saved.result.outcomes.sft!, rft: saved.result.outcomes.rft! };
+  return { points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes };
 }
 
 async function runSeed(seed: number): Promise<SeedResult> {
@@ -310,7 +375,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     log(`seed ${seed}: finished in an earlier run (${finished.seedMinutes.toFixed(1)} min), read from ${resultFile(seed)}`);
     return finished;
   }
-  const seedStarted = minutes();
+  let seedStarted = minutes();
   const dir = path.join(root, `seed-${seed}`);
   if (existsSync(dir)) {
     // A seed is a unit of work: one an earlier run stopped inside starts over.
@@ -331,57 +396,72 @@ async function runSeed(seed: number): Promise<SeedResult> {
     return point;
   };
 
-  // 1. The edit oracle plays every SFT task, with the model's own tokenizer; SFT on its trajectories.
-  const start = await NativePolicy.load(model, { device, threads: 2 });
-  const tokenizer = start.tokenizer;
-  start.dispose();
-  const oracleDir = new RunDirectory(path.join(dir, '1-oracle'));
-  await oracleDir.create({ demo: 'swe', phase: 'oracle', model }, false);
   const backend = await createSandboxBackend('local', { label: 'swerl-swe-demo' });
-  const oracle = await runRollouts(
-    sftTasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
-    new EditOraclePolicy({ tokenizer, recovery: RECOVERY }),
-    { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
-  );
-  await oracleDir.writeTrajectories(1, oracle, () => ({}));
-  log(`seed ${seed} oracle: ${oracle.filter((t) => t.reward === 1).length} of ${oracle.length} train tasks resolved`);
-
-  const sft = await train({
-    ...phaseConfig(path.join(dir, '2-sft'), seed, tasksDir, heldout, model, SIZE.sftSteps),
-    optimizer: { lr: LR.sft, weightDecay: 0, warmupSteps: Math.min(20, SIZE.sftSteps), schedule: 'cosine' },
-    sft: { data: [oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
-  });
-  await measure('sft', 0, sft.checkpoint!);
-
-  // 2. RFT: the SFT policy plays every RL-pool task; SFT again on what resolved, beside the oracle's trajectories.
-  const samplesDir = new RunDirectory(path.join(dir, '3-rft-samples'));
-  await samplesDir.create({ demo: 'swe', phase: 'rft-samples', model: sft.checkpoint, temperature: RFT_TEMPERATURE }, false);
-  const sampler = await NativePolicy.load(sft.checkpoint!, { device, threads: 2 });
-  let samples;
-  try {
-    const items = pools.flatMap((task, group) =>
-      Array.from({ length: SIZE.rftSamples }, (_, sample) => ({ taskId: task.id, task, group, sample, seed: mixSeed(seed, group, sample) * 1024, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+  const sftAndRft = async (): Promise<Omit<BeforeRl, 'points' | 'outcomes'>> => {
+    // 1. The edit oracle plays every SFT task, with the model's own tokenizer; SFT on its trajectories.
+    const start = await NativePolicy.load(model, { device, threads: 2 });
+    const tokenizer = start.tokenizer;
+    start.dispose();
+    const oracleDir = new RunDirectory(path.join(dir, '1-oracle'));
+    await oracleDir.create({ demo: 'swe', phase: 'oracle', model }, false);
+    const oracle = await runRollouts(
+      sftTasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+      new EditOraclePolicy({ tokenizer, recovery: RECOVERY }),
+      { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
     );
-    samples = await runRollouts(items, sampler, { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: RFT_TEMPERATURE }, 'agent') });
-  } finally {
-    sampler.dispose();
+    await oracleDir.writeTrajectories(1, oracle, () => ({}));
+    log(`seed ${seed} oracle: ${oracle.filter((t) => t.reward === 1).length} of ${oracle.length} train tasks resolved`);
+
+    const sft = await train({
+      ...phaseConfig(path.join(dir, '2-sft'), seed, tasksDir, heldout, model, SIZE.sftSteps),
+      optimizer: { lr: LR.sft, weightDecay: 0, warmupSteps: Math.min(20, SIZE.sftSteps), schedule: 'cosine' },
+      sft: { data: [oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
+    });
+    await measure('sft', 0, sft.checkpoint!);
+
+    // 2. RFT: the SFT policy plays every RL-pool task; SFT again on what resolved, beside the oracle's trajectories.
+    const samplesDir = new RunDirectory(path.join(dir, '3-rft-samples'));
+    await samplesDir.create({ demo: 'swe', phase: 'rft-samples', model: sft.checkpoint, temperature: RFT_TEMPERATURE }, false);
+    const sampler = await NativePolicy.load(sft.checkpoint!, { device, threads: 2 });
+    let samples;
+    try {
+      const items = pools.flatMap((task, group) =>
+        Array.from({ length: SIZE.rftSamples }, (_, sample) => ({ taskId: task.id, task, group, sample, seed: mixSeed(seed, group, sample) * 1024, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+      );
+      samples = await runRollouts(items, sampler, { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: RFT_TEMPERATURE }, 'agent') });
+    } finally {
+      sampler.dispose();
+    }
+    await samplesDir.writeTrajectories(1, samples, () => ({}));
+    const kept = samples.filter((t) => t.reward === 1);
+    log(`seed ${seed} RFT samples: ${kept.length} of ${samples.length} resolved (${new Set(kept.map((t) => t.taskId)).size} of ${pools.length} RL-pool tasks at least once)`);
+    const rft = await train({
+      ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
+      optimizer: RFT_OPTIMIZER,
+      sft: { data: [samplesDir.dir, oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
+    });
+    await measure('rft', RFT_EPISODES, rft.checkpoint!);
+    return { oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
+  };
+  let before: Omit<BeforeRl, 'points' | 'outcomes'>;
+  if (from === undefined) before = await sftAndRft();
+  else {
+    const reused = await reusedBeforeRl(seed, heldout);
+    points.push(...reused.points);
+    Object.assign(outcomes, reused.outcomes);
+    before = reused;
+    log(`seed ${seed}: SFT and RFT as ${path.join(from, `seed-${seed}`)} ran them (${reused.minutes.toFixed(1)} min there): ${reused.points.map((p) => `${p.phase} ${formatRate(p.heldout)}`).join(', ')}`);
+    // The seed's clock reads on from where its SFT and RFT phases ended in --from's run.
+    seedStarted = minutes() - reused.minutes;
   }
-  await samplesDir.writeTrajectories(1, samples, () => ({}));
-  const kept = samples.filter((t) => t.reward === 1);
-  log(`seed ${seed} RFT samples: ${kept.length} of ${samples.length} resolved (${new Set(kept.map((t) => t.taskId)).size} of ${pools.length} RL-pool tasks at least once)`);
-  const rft = await train({
-    ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
-    optimizer: RFT_OPTIMIZER,
-    sft: { data: [samplesDir.dir, oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
-  });
-  await measure('rft', RFT_EPISODES, rft.checkpoint!);
+  const { samples, rftCheckpoint } = before;
 
   // 3. From the RFT checkpoint, in the tier placement picks: GRPO++, then continued RFT for as many episodes as GRPO++ played.
   const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : pools.map((task) => task.id);
   if (RL_POOL === 'unsolved') log(`seed ${seed} RL pool: the ${rlPool.length} of ${pools.length} pool tasks RFT's samples did not resolve every time`);
   const summaries: Record<string, ArmSummary> = {};
   const arm = async (phase: string, steps: number, settings: { algorithm: object; optimizer: object }) => {
-    const config = phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rft.checkpoint!, steps);
+    const config = phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rftCheckpoint, steps);
     const run = await train({
       ...config,
       tasks: { ...config.tasks, ...(RL_POOL === 'all' ? {} : { only: rlPool }) },
@@ -417,7 +497,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(from === undefined ? {} : { reusedFrom: path.join(from, `seed-${seed}`) }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
@@ -476,11 +556,12 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlPool: RL_POOL,
   rlTemperature: RL_TEMPERATURE,
   oracleRecovery: RECOVERY,
+  ...(from === undefined ? {} : { from }),
   points,
   pooled,
   comparison,
   rftOverSft,
-  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
+  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },
 });

@@ -27,7 +27,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   await writeTinyCheckpoint(model, new Rng(11));
   const out = path.join(root, 'demo');
   const env = { SWERL_SANDBOX_ROOT: path.join(root, 'sandboxes') };
-  const args = (lr: string) => ['--size', 'smoke', '--model', model, '--dir', out, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-pool', 'unsolved', '--rl-temperature', '1.2', '--rl-lr', lr];
+  const args = (lr: string, dir = out) => ['--size', 'smoke', '--model', model, '--dir', dir, '--seeds', '3', '--rl-steps', '2', '--rl-samples', '3', '--rl-pool', 'unsolved', '--rl-temperature', '1.2', '--rl-lr', lr];
   const { code, output } = await runTs(DEMO, args('5e-5'), env);
   t.equal(code, 0, `the demo exits 0 (last output: ${output.slice(-1500)})`);
 
@@ -95,6 +95,38 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const other = await runTs(DEMO, args('1e-4'), env);
   t.not(other.code, 0, 'a run with another learning rate into the same --dir fails');
   t.match(other.output, /seed 3 of a run with other settings \(lr differ\); give another --dir, or remove/, 'naming the setting and the fix');
+
+  // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
+  const armsDir = path.join(root, 'arms');
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out], env);
+  t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
+  t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
+  t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
+  t.notOk(existsSync(path.join(armsDir, 'seed-3', '2-sft')), 'and none is written');
+  const armsDemo = JSON.parse(readFileSync(path.join(armsDir, 'demo.json'), 'utf8'));
+  t.equal(armsDemo.from, out, 'demo.json names the run it came from');
+  const armsSeed = armsDemo.perSeed[0];
+  t.equal(armsSeed.reusedFrom, path.join(out, 'seed-3'));
+  t.same([armsSeed.outcomes.sft, armsSeed.outcomes.rft], [seed.outcomes.sft, seed.outcomes.rft], 'SFT and RFT outcomes are the earlier run\'s');
+  t.same(armsDemo.points.slice(0, 2), demo.points.slice(0, 2), 'and their points');
+  t.same(armsSeed.memorization, seed.memorization, 'the same held-out tasks: the same memorization baseline');
+  t.ok(armsSeed.minutes > demo.points[1].minutes, 'the seed\'s minutes go on from the earlier run\'s RFT');
+  const armsGrpo = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8'));
+  t.equal(armsGrpo.model.path, path.join(out, 'seed-3', '3-rft', 'checkpoints', 'step-2'), 'GRPO++ starts from the earlier run\'s RFT checkpoint');
+  t.equal(armsGrpo.optimizer.lr, 1e-4, 'at this run\'s --rl-lr');
+  t.equal(armsGrpo.tasks.path, path.join(armsDir, 'seed-3', 'tasks'), 'on tasks written into its own --dir');
+  t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
+  const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
+  t.not(nowhere.code, 0, 'a --from that does not exist is refused');
+  t.match(nowhere.output, /--from is .*missing: no such directory; give the --dir of a finished demo:swe run/);
+  const unfinished = await runTs(DEMO, [...args('1e-4', path.join(root, 'seed-4')), '--seeds', '4', '--from', out], env);
+  t.not(unfinished.code, 0, 'a seed --from never finished is refused');
+  t.match(unfinished.output, /--from .* has no finished seed 4 \(no .*seed-4\/result.json\); run it there first, or drop --from/);
+  const otherSize = await runTs(DEMO, [...args('1e-4', path.join(root, 'quick')), '--size', 'quick', '--from', out], env);
+  t.not(otherSize.code, 0, 'a --from run of another size is refused');
+  t.match(otherSize.output, /--from .*: seed 3 ran with other settings before RL \(size, budget, taskSeedsPerSeed[^)]*differ\); give the same ones, or drop --from/, 'naming the settings');
+  t.notMatch(otherSize.output, /grpo\+\+: held-out resolved/, 'before any arm runs');
+
   const single = await runTs(DEMO, [...args('5e-5'), '--rl-samples', '1'], env);
   t.not(single.code, 0, '--rl-samples 1 is refused: a group of one is never mixed');
   t.match(single.output, /--rl-samples is "1"; give an integer >= 2/, 'naming the flag and what to give');
