@@ -160,7 +160,7 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * mixed group of the step. The policy gradient's norm is 1/10-1/100 of SFT's and a fresh Adam
  * moves each weight by about lr whatever it is, so an update on 2 of a step's 8 groups (4
  * mini-batches of 8 x 8) stepped as far along a noisier direction. One update on the 6-16 mixed
- * groups of 32 tasks x 4 samples at lr 1e-4 took GRPO++ over its RFT start on the 3 seeds
+ * groups of 32 tasks x 4 samples at lr 1e-4 took GRPO++ to or over its RFT start on each of 3 seeds
  * measured, and over continued RFT pooled (docs/swe-recipe.md).
  */
 const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
