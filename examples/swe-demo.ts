@@ -159,7 +159,7 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * GRPO++'s optimizer steps on each step's episodes (PPO's mini-batches, clipped): one, over every
  * mixed group of the step. The policy gradient's norm is 1/10-1/100 of SFT's and a fresh Adam
  * moves each weight by about lr whatever it is, so an update on 2 of a step's 8 groups (4
- * mini-batches of 8 x 8) stepped as far along a noisier direction. One update on the 6-16 mixed
+ * mini-batches of 8 x 8) stepped as far along a noisier direction. One update on the 2-16 mixed
  * groups of 32 tasks x 4 samples at lr 1e-4 took GRPO++ to or over its RFT start on each of 3 seeds
  * measured, and over continued RFT pooled (docs/swe-recipe.md).
  */
@@ -167,9 +167,10 @@ const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
 /**
  * GRPO++ learns only from groups whose rewards differ (a group whose samples all score the same
  * is dropped from the loss). With dynamic sampling (DAPO's) a step would set those aside and
- * play up to this many more rounds of rlTasks tasks until it had rlTasks mixed groups; with 32
- * tasks a round 10-16 groups mix, enough for a step, so by default a step plays one round. The
- * episodes GRPO++ plays are counted, and continued RFT plays as many.
+ * play up to this many more rounds of rlTasks tasks until it had rlTasks mixed groups. With 32
+ * tasks a round, 2 to 16 groups mixed (9 on average, over 3 seeds), more than the 8 that rounds
+ * of 8 x 8 gathered, so by default a step plays one round. The episodes GRPO++ plays are
+ * counted, and continued RFT plays as many.
  */
 const RL_RESAMPLE_ROUNDS = intFlag('rl-resample-rounds', 0) ?? 0;
 /** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
