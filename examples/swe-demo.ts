@@ -353,7 +353,7 @@ interface BeforeRl {
  * these, and its held-out tasks the ones this run's suites drew (the suites are a pure function
  * of the seed and those settings: a mismatch means the task generator changed since).
  */
-async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl> {
+async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl & { seedDir: string }> {
   const file = resultFile(seed, from);
   const saved = await readResult(file, seed);
   if (!saved) throw new Error(`--from ${from} has no finished seed ${seed} (no ${file}); run it there first, or drop --from`);
@@ -363,12 +363,14 @@ async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<B
   const savedIds = [...(saved.result.outcomes.sft?.keys() ?? [])];
   if (!isDeepStrictEqual(savedIds, ids)) throw new Error(`--from ${from}: seed ${seed}'s held-out tasks are not the ones this run draws (the task generator changed since?); drop --from`);
   const seedDir = path.dirname(file);
-  const rftCheckpoint = path.join(seedDir, '3-rft', 'checkpoints', `step-${SIZE.rftSteps}`);
-  if (!existsSync(rftCheckpoint)) throw new Error(`--from ${from}: seed ${seed} has no RFT checkpoint at ${rftCheckpoint}; run the seed there again, or drop --from`);
+  // The RFT phase's last checkpoint, complete (its trainer state written), as train() reported it.
+  const rftRun = new RunDirectory(path.join(seedDir, '3-rft'));
+  const rftCheckpoint = rftRun.checkpointDir(SIZE.rftSteps);
+  if (!(await rftRun.checkpointSteps()).includes(SIZE.rftSteps)) throw new Error(`--from ${from}: seed ${seed} has no RFT checkpoint at ${rftCheckpoint}; run the seed there again, or drop --from`);
   const samples = await new RunDirectory(path.join(seedDir, '3-rft-samples')).readTrajectories(1);
   const points = saved.result.points.filter((p) => p.phase === 'sft' || p.phase === 'rft');
   const outcomes = { sft: saved.result.outcomes.sft!, rft: saved.result.outcomes.rft! };
-  return { points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes };
+  return { seedDir, points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes };
 }
 
 async function runSeed(seed: number): Promise<SeedResult> {
@@ -445,14 +447,14 @@ async function runSeed(seed: number): Promise<SeedResult> {
     await measure('rft', RFT_EPISODES, rft.checkpoint!);
     return { oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
   };
-  let before: Omit<BeforeRl, 'points' | 'outcomes'>;
+  let before: Omit<BeforeRl, 'points' | 'outcomes'> & { seedDir?: string };
   if (from === undefined) before = await sftAndRft();
   else {
     const reused = await reusedBeforeRl(seed, heldout);
     points.push(...reused.points);
     Object.assign(outcomes, reused.outcomes);
     before = reused;
-    log(`seed ${seed}: SFT and RFT as ${path.join(from, `seed-${seed}`)} ran them (${reused.minutes.toFixed(1)} min there): ${reused.points.map((p) => `${p.phase} ${formatRate(p.heldout)}`).join(', ')}`);
+    log(`seed ${seed}: SFT and RFT as ${reused.seedDir} ran them (${reused.minutes.toFixed(1)} min there): ${reused.points.map((p) => `${p.phase} ${formatRate(p.heldout)}`).join(', ')}`);
     // The seed's clock reads on from where its SFT and RFT phases ended in --from's run.
     seedStarted = minutes() - reused.minutes;
   }
@@ -499,7 +501,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(from === undefined ? {} : { reusedFrom: path.join(from, `seed-${seed}`) }) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
