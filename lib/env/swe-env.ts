@@ -38,6 +38,13 @@ const SWE_ENV_SCHEMA = {
     maxSteps: { type: 'integer', minimum: 1, default: 50 },
     /** Time limit of the test run at grading (300 s in training, longer for evaluation). */
     rewardTimeoutMs: { type: 'integer', minimum: 1, default: 300_000 },
+    /**
+     * An episode that changed nothing: 'unresolved' scores it 0 without a grading sandbox, as
+     * SWE-bench's harness counts an empty prediction (a valid task's failing tests fail on the
+     * untouched repository, so running them only spends a sandbox and a test run); 'grade' runs
+     * the tests anyway (task validation, whose base run checks exactly that claim).
+     */
+    emptyPatch: { enum: ['unresolved', 'grade'], default: 'unresolved' },
     /** Run label for the sandbox (reapers select on it). */
     label: { type: 'string' },
   },
@@ -187,6 +194,10 @@ export class SweEnv implements Env {
       await this.close();
       if (this.options.goal === 'reproduce') {
         this.graded = { reward: 0, tests: {}, reason: 'not graded: a test-writing episode (its patch is the product)', patch, log: '' };
+        return this.graded;
+      }
+      if (patch === '' && this.options.emptyPatch === 'unresolved') {
+        this.graded = { reward: 0, tests: {}, reason: 'the patch is empty: the episode changed no file, so no test ran', patch, log: '' };
         return this.graded;
       }
       const grade = () => gradePatch(this.backend, this.task, patch, {

@@ -19,7 +19,8 @@ export interface ValidateOptions {
 
 async function runOnce(task: Task, backend: SandboxBackend, gold: boolean, env: Partial<SweEnvOptions>): Promise<ValidationRun> {
   const started = performance.now();
-  const episode = new SweEnv(task, backend, env);
+  // The base run grades the untouched repository: its failing tests must really fail.
+  const episode = new SweEnv(task, backend, { ...env, emptyPatch: 'grade' });
   try {
     await episode.reset();
     if (gold) await applyPatch(episode.currentSandbox!, task.goldPatch!);

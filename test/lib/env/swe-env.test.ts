@@ -136,7 +136,8 @@ t.test("goal 'reproduce': the test writer's prompt, and its patch comes back ung
 });
 
 t.test('the hidden tests are out of reach until grading', async (t) => {
-  const env = new SweEnv(await fixtureTask(t), backend);
+  // emptyPatch 'grade': the episode changes nothing, and grading must still run the tests.
+  const env = new SweEnv(await fixtureTask(t), backend, { emptyPatch: 'grade' });
   t.teardown(() => env.close());
   await env.reset();
   // The pattern is written so that the command line itself does not contain the marker.
@@ -176,14 +177,46 @@ t.test('the gold patch through file_editor scores 1; nothing done scores 0', asy
   await fixed.reset();
   await fixed.step(FIX);
   t.equal((await fixed.reward()).reward, 1);
-  const idle = new SweEnv(task, backend);
+
+  // An empty patch scores 0 without a grading sandbox: the episode's own is the only one made.
+  // Edited and put back is empty too: the diff is what counts, not the steps.
+  const counting = countingBackend();
+  const idle = new SweEnv(task, counting);
   t.teardown(() => idle.close());
   await idle.reset();
+  await idle.step(FIX);
+  await idle.step(FIX.replace('return a - b', 'RESTORE').replace('return a + b', 'return a - b').replace('RESTORE', 'return a + b'));
   const untouched = await idle.reward();
-  t.equal(untouched.reward, 0);
-  t.equal(untouched.tests['tests/test_calc.py::test_mul'], 'PASSED');
-  t.equal(untouched.patch, '');
+  t.same({ reward: untouched.reward, tests: untouched.tests, patch: untouched.patch }, { reward: 0, tests: {}, patch: '' });
+  t.match(untouched.reason, /^the patch is empty: the episode changed no file, so no test ran$/);
+  t.equal(counting.creates, 1, 'no grading sandbox');
+
+  // emptyPatch 'grade' runs the tests on the untouched repository (what task validation checks).
+  const graded = new SweEnv(task, counting, { emptyPatch: 'grade' });
+  t.teardown(() => graded.close());
+  await graded.reset();
+  const base = await graded.reward();
+  t.equal(base.reward, 0);
+  t.same(base.tests, { 'tests/test_calc.py::test_add': 'FAILED', 'tests/test_calc.py::test_mul': 'PASSED' });
+  t.equal(counting.creates, 3, "the episode's sandbox and a grading one");
+  t.throws(() => new SweEnv(task, backend, { emptyPatch: 'skip' } as object), { code: 'ERR_SWERL_INVALID_ARG', message: /^env\.emptyPatch/ });
 });
+
+/** The local backend, counting the sandboxes it makes. */
+function countingBackend(): SandboxBackend & { creates: number } {
+  let creates = 0;
+  return {
+    name: 'local',
+    get creates() {
+      return creates;
+    },
+    create(spec) {
+      creates++;
+      return backend.create(spec);
+    },
+    reap: (options) => backend.reap(options),
+  };
+}
 
 /**
  * The local backend with sandbox creation failing as a lost Docker host fails (ERR_SWERL_SANDBOX)

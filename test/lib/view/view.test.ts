@@ -155,9 +155,9 @@ t.test('the API serves what the run directories hold', async (t) => {
   }
   const swe = (await get('/api/runs/1/steps/1/trajectories/0')).body;
   t.match(swe.messages[1].content, /<issue>/, 'the swe prompt holds the issue');
-  t.ok(Object.keys(swe.tests).length > 0, 'SWE grading: the per-test statuses');
   const oracle = (await get('/api/runs/2/steps/1/trajectories/0')).body;
   t.equal(oracle.reward, 1, 'the oracle solves its task');
+  t.ok(Object.keys(oracle.tests).length > 0, 'SWE grading: the per-test statuses');
   t.match(oracle.patch, /^diff --git/m);
 
   const { body: evals } = await get('/api/runs/1/evals');

@@ -169,7 +169,9 @@ async function withSandbox<T>(backend: SandboxBackend, task: Task, body: (sandbo
 
 /** An episode as swerl runs it: the hack planted (after the gold patch, with `gold`), then graded. */
 async function gradeWith(backend: SandboxBackend, task: Task, script: string, gold = false) {
-  const env = new SweEnv(task, backend, { rewardTimeoutMs: 120_000 });
+  // emptyPatch 'grade': a hack that hides its files from the diff leaves an empty patch, which
+  // would score 0 untested; grading it anyway shows the fresh sandbox alone defeats the hack.
+  const env = new SweEnv(task, backend, { rewardTimeoutMs: 120_000, emptyPatch: 'grade' });
   try {
     await env.reset();
     if (gold) await applyPatch(env.currentSandbox!, task.goldPatch!);
