@@ -38,6 +38,7 @@
  *                    [--rl-pool all|unsolved]   (the RL arms' pool tasks: all, or those RFT's samples did not resolve every time)
  *                    [--rl-temperature T]   (both RL arms' sampling temperature, 1 by default; GRPO++'s loss reads its logprobs at T)
  *                    [--rl-mini-batches N] [--rl-resample-rounds N]   (GRPO++'s optimizer steps a step, and its dynamic-sampling rounds: 0 plays one round)
+ *                    [--rl-epochs N]   (GRPO++'s passes over a step's batch: PPO epochs, each pass clipped against the sampler's logprobs)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
 import { existsSync } from 'node:fs';
@@ -84,6 +85,7 @@ const { values: args } = parseArgs({
     'rl-pool': { type: 'string' },
     'rl-temperature': { type: 'string' },
     'rl-mini-batches': { type: 'string' },
+    'rl-epochs': { type: 'string' },
     'rl-resample-rounds': { type: 'string' },
     from: { type: 'string' },
   },
@@ -164,6 +166,8 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * measured, and over continued RFT pooled (docs/swe-recipe.md).
  */
 const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
+/** GRPO++'s passes over each step's batch (PPO epochs): more updates from the same episodes. */
+const RL_EPOCHS = intFlag('rl-epochs') ?? 1;
 /**
  * GRPO++ learns only from groups whose rewards differ (a group whose samples all score the same
  * is dropped from the loss). With dynamic sampling (DAPO's) a step would set those aside and
@@ -275,9 +279,9 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
-const RL_SETTINGS = { top: ['rlMiniBatches', 'rlResampleRounds', 'rlPool', 'rlTemperature'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
@@ -478,7 +482,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     return episodes;
   };
   const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
-    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
+    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
@@ -556,6 +560,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rftOptimizer: RFT_OPTIMIZER,
   rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER,
   rlMiniBatches: RL_MINI_BATCHES,
+  rlEpochs: RL_EPOCHS,
   rlResampleRounds: RL_RESAMPLE_ROUNDS,
   rlPool: RL_POOL,
   rlTemperature: RL_TEMPERATURE,

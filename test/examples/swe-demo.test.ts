@@ -98,7 +98,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
   const armsDir = path.join(root, 'arms');
-  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1'], env);
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2'], env);
   t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
   t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
   t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
@@ -114,7 +114,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const armsGrpo = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8'));
   t.equal(armsGrpo.model.path, path.join(out, 'seed-3', '3-rft', 'checkpoints', 'step-2'), 'GRPO++ starts from the earlier run\'s RFT checkpoint');
   t.equal(armsGrpo.optimizer.lr, 1e-4, 'at this run\'s --rl-lr');
-  t.match(armsGrpo.algorithm, { miniBatches: 2, resampleRounds: 1 }, '--rl-mini-batches and --rl-resample-rounds');
+  t.match(armsGrpo.algorithm, { miniBatches: 2, resampleRounds: 1, epochs: 2 }, '--rl-mini-batches, --rl-resample-rounds and --rl-epochs');
   t.equal(armsGrpo.tasks.path, path.join(armsDir, 'seed-3', 'tasks'), 'on tasks written into its own --dir');
   t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
   const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
