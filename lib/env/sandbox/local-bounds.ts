@@ -14,12 +14,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
-import { OWN_START, ownerAlive } from './owner.js';
+import { OWN_START, OWNER_TAG, ownerAlive, taggedOwnerAlive } from './owner.js';
 import { runToCompletion } from './spawner.js';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -42,10 +42,16 @@ export function describeBounds(b: LocalBounds): string {
     `memory: ${b.memory === 'rlimit' ? 'per process only (needs root and a writable cgroup)' : `a ${b.memory} cgroup per sandbox`}`;
 }
 
+/**
+ * The prefix of a disk probe's folder in the temporary directory, `swerl-disk-probe-<owner>-…`:
+ * a process killed mid-probe leaves it (and maybe its mount) for removeOrphanDisks.
+ */
+const PROBE = 'swerl-disk-probe-';
+
 /** Mounts and unmounts a small image for real: root in a container may still have no loop devices. */
 function probeDisk(): LocalBounds['disk'] {
   if (!IS_ROOT) return 'none';
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swerl-disk-probe-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), `${PROBE}${OWNER_TAG}-`));
   try {
     // Synchronously, as the bounds are asked for synchronously (once per process).
     const disk = diskOf(dir, path.basename(dir), 16 * 1024 ** 2);
@@ -117,9 +123,12 @@ export async function runHostCommand(command: string, args: string[]): Promise<v
 /**
  * Where sandbox disks are mounted: outside the sandbox folders, so that removing a folder (or
  * the tree holding them) never meets a busy mount. `<id>.dir` records whose disk it is: the
- * sandbox folder, then the owning process's pid and start time (one per line).
+ * sandbox folder, then the owning process's pid and start time (one per line); it is written
+ * as `.draft-<owner>-<id>` and renamed.
  */
 const DISKS = path.join(os.tmpdir(), 'swerl-disks');
+/** The prefix of a disk record being written. */
+const RECORD_DRAFT = '.draft-';
 
 /** A sandbox disk's mountpoint (made, its owner recorded) and the commands that make and mount its image. */
 function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; commands: [string, string[]][] } {
@@ -127,7 +136,7 @@ function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; c
   const mountpoint = path.join(DISKS, id);
   mkdirSync(mountpoint, { recursive: true });
   // Written whole under a temporary name, then renamed: a reaper never reads half a record.
-  const draft = `${mountpoint}.dir.${process.pid}`;
+  const draft = path.join(DISKS, `${RECORD_DRAFT}${OWNER_TAG}-${id}`);
   writeFileSync(draft, `${dir}\n${process.pid}\n${OWN_START}\n`);
   renameSync(draft, `${mountpoint}.dir`);
   // Sparse, no reserved blocks, tables initialized lazily: a 4 GiB image costs ~5 MB and 30 ms.
@@ -153,33 +162,53 @@ export async function mountDisk(dir: string, id: string, bytes: number, bounds: 
 /** Unmounts what mountDisk mounted (lazily: a dying process may still hold it a moment). */
 export function unmountDisk(id: string): void {
   const mountpoint = path.join(DISKS, id);
-  if (!existsSync(mountpoint)) return;
-  spawnSync('umount', ['-l', mountpoint]);
-  rmSync(mountpoint, { recursive: true, force: true });
+  // The record goes even where the mountpoint has (a destroy killed between the two).
+  if (existsSync(mountpoint)) {
+    spawnSync('umount', ['-l', mountpoint]);
+    rmSync(mountpoint, { recursive: true, force: true });
+  }
   rmSync(`${mountpoint}.dir`, { force: true });
 }
 
 /** unmountDisk without blocking the event loop (a destroy among hundreds; the exit hooks keep the sync one). */
 export async function unmountDiskAsync(id: string): Promise<void> {
   const mountpoint = path.join(DISKS, id);
-  if (!existsSync(mountpoint)) return;
-  await runHostCommand('umount', ['-l', mountpoint]).catch(() => undefined);
-  rmSync(mountpoint, { recursive: true, force: true });
+  if (existsSync(mountpoint)) {
+    await runHostCommand('umount', ['-l', mountpoint]).catch(() => undefined);
+    rmSync(mountpoint, { recursive: true, force: true });
+  }
   rmSync(`${mountpoint}.dir`, { force: true });
 }
 
 /**
- * Unmounts the disks whose owning process is gone (a run killed). Other live processes' disks
- * are theirs, whatever state their folders are in (a create or a destroy under way renames
- * them); a record removed under this sweep by its owner is passed over.
+ * What processes now gone (a run killed) left of their disks: mounts and their records, records
+ * half-written, and disk probes' folders. Other live processes' disks are theirs, whatever state
+ * their folders are in (a create or a destroy under way renames them); a record removed under
+ * this sweep by its owner is passed over.
  */
-export function unmountOrphanDisks(): void {
-  let entries: string[];
+export function removeOrphanDisks(): void {
+  let names: string[];
   try {
-    entries = readdirSync(DISKS).filter((e) => e.endsWith('.dir'));
+    names = readdirSync(DISKS);
   } catch {
-    return;
+    names = [];
   }
+  for (const name of names) {
+    if (!name.startsWith(RECORD_DRAFT) || taggedOwnerAlive(name.slice(RECORD_DRAFT.length))) continue;
+    // Killed before the record was in: nothing was mounted on its mountpoint yet.
+    const id = name.slice(RECORD_DRAFT.length).replace(/^[^-]*-/, '');
+    rmSync(path.join(DISKS, name), { force: true });
+    try {
+      rmdirSync(path.join(DISKS, id)); // empty, or not ours to empty
+    } catch {
+      // gone already, or something is in it
+    }
+  }
+  unmountOrphanRecords(names.filter((e) => e.endsWith('.dir')));
+  removeOrphanProbes();
+}
+
+function unmountOrphanRecords(entries: string[]): void {
   for (const entry of entries) {
     let record: string;
     try {
@@ -191,6 +220,30 @@ export function unmountOrphanDisks(): void {
     // A record of an older layout holds the folder alone: there, the folder's absence is the sign.
     const orphaned = pid === undefined ? !existsSync(dir!) : !ownerAlive(Number(pid), start ?? '');
     if (orphaned) unmountDisk(entry.slice(0, -'.dir'.length));
+  }
+}
+
+/** A probe takes well under a second: an untagged folder (an older swerl's) a minute old is abandoned. */
+function olderThanAMinute(file: string): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs > 60_000;
+  } catch {
+    return false;
+  }
+}
+
+/** Disk probes' folders whose process is gone (its mount, if any, went with its record above). */
+function removeOrphanProbes(): void {
+  let names: string[];
+  try {
+    names = readdirSync(os.tmpdir()).filter((name) => name.startsWith(PROBE));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (taggedOwnerAlive(name.slice(PROBE.length)) || (!/^\d+\.\d*-/.test(name.slice(PROBE.length)) && !olderThanAMinute(path.join(os.tmpdir(), name)))) continue;
+    unmountDisk(name);
+    rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
   }
 }
 

@@ -26,12 +26,12 @@ import path from 'node:path';
 import { SwerlError, invalidArg } from '../../errors.js';
 import { guardCreate, track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
-import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, unmountOrphanDisks, type SandboxCgroup } from './local-bounds.js';
+import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
 import { spawnProcess } from './spawner.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
-import { OWN_START, ownerAlive } from './owner.js';
+import { OWN_START, OWNER_TAG, ownerAlive, taggedOwnerAlive } from './owner.js';
 import {
   LABEL_PATTERN,
   ExecFilesSandbox,
@@ -128,13 +128,6 @@ interface SandboxMeta {
  * meta.json is in. The owner (pid.start) is in the name, for a create killed before its meta.
  */
 const STAGING = '.new-';
-/** This process as staging folders and claim drafts name it. */
-const OWNER_TAG = `${process.pid}.${OWN_START}`;
-/** The owner tag at the start of `rest` ("<pid>.<start>-…") is a process still running. */
-function taggedOwnerAlive(rest: string): boolean {
-  const m = /^(\d+)\.(\d*)-/.exec(rest);
-  return m !== null && ownerAlive(Number(m[1]), m[2]!);
-}
 /** The prefix of a uid claim being written (`.claim-<owner>-<random>` in .uids). */
 const CLAIM_DRAFT = '.claim-';
 /** The prefix of a sandbox folder being removed (renamed so before it is emptied). */
@@ -342,7 +335,7 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (options.label !== undefined && meta.label !== options.label) continue;
       if (options.all || !ownerOf(meta)) doomed.push({ dir, meta });
     }
-    unmountOrphanDisks();
+    removeOrphanDisks();
     if (doomed.length > 0) {
       const ids = new Set(doomed.map((d) => d.meta.id));
       for (const pid of sandboxProcesses((id) => ids.has(id))) killGroup(pid);

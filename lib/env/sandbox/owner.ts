@@ -19,3 +19,12 @@ export const OWN_START = processStartTime(process.pid) ?? '';
 export function ownerAlive(pid: number, start: string): boolean {
   return Number.isInteger(pid) && pid > 0 && processStartTime(pid) === start;
 }
+
+/** This process as the names of its half-made things say it ("<pid>.<start>"), for a reaper after a kill -9. */
+export const OWNER_TAG = `${process.pid}.${OWN_START}`;
+
+/** The owner tag at the start of `rest` ("<pid>.<start>-…") is a process still running. */
+export function taggedOwnerAlive(rest: string): boolean {
+  const m = /^(\d+)\.(\d*)-/.exec(rest);
+  return m !== null && ownerAlive(Number(m[1]), m[2]!);
+}

@@ -134,6 +134,56 @@ t.test('kill -9 at any moment of a create: the next run reaps every folder and u
   t.equal(removed, left.length, 'the reaper takes every one of them');
   t.same(readdirSync(root).filter((name) => name !== '.uids'), [], 'no folder left');
   t.same(readdirSync(path.join(root, '.uids')), [], 'no uid claim left');
+  t.same(disksOf(root), [], 'no disk, mountpoint or record of theirs left');
+});
+
+/** The names in DISKS of the disks of sandboxes under `root`, by their records (first line: the sandbox folder). */
+function disksOf(root: string): string[] {
+  if (!existsSync(DISKS)) return [];
+  return readdirSync(DISKS).filter((name) => {
+    try {
+      return name.endsWith('.dir') && readFileSync(path.join(DISKS, name), 'utf8').startsWith(`${root}/`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+t.test('a reap removes what dead processes left of disks: records without a mountpoint, half-written records, disk probes', async (t) => {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { spawnSync } = await import('node:child_process');
+  const { OWNER_TAG } = await import('../../../../lib/env/sandbox/owner.js');
+  // A process that has ended: its pid with a start time no live process has.
+  const deadTag = `${spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim()}.0`;
+  const id = `reap-test-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
+  mkdirSync(DISKS, { recursive: true });
+  t.teardown(() => {
+    for (const name of readdirSync(DISKS).filter((n) => n.includes(id))) spawnSync('rm', ['-rf', path.join(DISKS, name)]);
+  });
+  // A destroy killed between its mountpoint's removal and its record's.
+  writeFileSync(path.join(DISKS, `${id}-a.dir`), `${root}/${id}-a\n${deadTag.replace('.', '\n')}\n`);
+  // A create killed between its record's draft and its rename: a mountpoint and a draft.
+  mkdirSync(path.join(DISKS, `${id}-b`));
+  writeFileSync(path.join(DISKS, `.draft-${deadTag}-${id}-b`), `${root}/${id}-b\n`);
+  // A disk probe killed mid-probe, and one of this live process.
+  const probe = (tag: string) => path.join(os.tmpdir(), `swerl-disk-probe-${tag}-${id}`);
+  for (const tag of [deadTag, OWNER_TAG]) {
+    mkdirSync(probe(tag));
+    writeFileSync(path.join(probe(tag), 'disk.img'), Buffer.alloc(4096));
+  }
+  t.teardown(() => {
+    for (const tag of [deadTag, OWNER_TAG]) spawnSync('rm', ['-rf', probe(tag)]);
+  });
+  const live = [path.join(DISKS, `${id}-live.dir`), path.join(DISKS, `.draft-${OWNER_TAG}-${id}-live`)];
+  for (const file of live) writeFileSync(file, `${root}/${id}-live\n${OWNER_TAG.replace('.', '\n')}\n`);
+
+  await new LocalSandboxBackend({ root }).reap();
+  t.notOk(existsSync(path.join(DISKS, `${id}-a.dir`)), 'the record whose mountpoint had gone');
+  t.notOk(existsSync(path.join(DISKS, `.draft-${deadTag}-${id}-b`)), 'the draft of a dead process');
+  t.notOk(existsSync(path.join(DISKS, `${id}-b`)), 'and its empty mountpoint');
+  t.notOk(existsSync(probe(deadTag)), "a dead process's disk probe");
+  t.ok(existsSync(probe(OWNER_TAG)), "a live process's probe stays");
+  t.ok(live.every((file) => existsSync(file)), "a live process's record and draft stay");
 });
 
 t.test('SIGTERM at any moment of a create: the process removes what it made before it ends, leaving the reaper nothing', async (t) => {
