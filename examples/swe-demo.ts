@@ -39,6 +39,7 @@
  *                    [--rl-temperature T]   (both RL arms' sampling temperature, 1 by default; GRPO++'s loss reads its logprobs at T)
  *                    [--rl-mini-batches N] [--rl-resample-rounds N]   (GRPO++'s optimizer steps a step, and its dynamic-sampling rounds: 0 plays one round)
  *                    [--rl-epochs N]   (GRPO++'s passes over a step's batch: PPO epochs, each pass clipped against the sampler's logprobs)
+ *                    [--sft-tasks tiers|default]   (the oracle's SFT tasks: each tier's own kinds, or all from the default distribution)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
 import { existsSync } from 'node:fs';
@@ -87,6 +88,7 @@ const { values: args } = parseArgs({
     'rl-mini-batches': { type: 'string' },
     'rl-epochs': { type: 'string' },
     'rl-resample-rounds': { type: 'string' },
+    'sft-tasks': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -123,6 +125,15 @@ const intFlag = (name: keyof typeof args, min = 1) => (args[name] === undefined 
 /** The RL arms' budget from the command line, over the size's (a group of one sample is never mixed: at least 2). */
 const RL_BUDGET = { rlSteps: intFlag('rl-steps'), rlTasks: intFlag('rl-tasks'), rlSamples: intFlag('rl-samples', 2) };
 const SIZE = { ...SIZES[sizeName as keyof typeof SIZES], ...Object.fromEntries(Object.entries(RL_BUDGET).filter(([, n]) => n !== undefined)) };
+const SFT_TASK_SOURCES = ['tiers', 'default'] as const;
+/**
+ * Where the oracle's SFT tasks come from: 'tiers', each curriculum tier's pool-sized share of its
+ * own kinds (so the kinds the first tiers share are shown most: operator and comparison 5x as
+ * often as wrong-variable and missing-case), or 'default': all of them from the default
+ * distribution, every kind alike, as the held-out tasks are.
+ */
+const SFT_TASKS = (args['sft-tasks'] ?? 'tiers') as (typeof SFT_TASK_SOURCES)[number];
+if (!SFT_TASK_SOURCES.includes(SFT_TASKS)) throw new Error(`--sft-tasks is ${JSON.stringify(args['sft-tasks'])}; use one of ${SFT_TASK_SOURCES.join(', ')}`);
 const RL_POOLS = ['all', 'unsolved'] as const;
 /**
  * The pool tasks the RL arms draw from: 'all', or 'unsolved': less those RFT's sampling resolved
@@ -255,7 +266,8 @@ async function suites(tasksDir: string, firstSeed: number) {
     const seedsOf = tierSeeds(i, SIZE.pool, SIZE.dev, firstSeed);
     tierPools.push((await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.pool, force: true })).tasks);
     await writeSweGenSuite(tasksDir, { ...options, split: 'train', ...seedsOf.dev, force: true });
-    sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...options, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
+    const sftOptions = SFT_TASKS === 'tiers' ? options : tiers.at(-1)!;
+    sftTasks.push(...(await writeSweGenSuite(tasksDir, { ...sftOptions, split: 'train', firstSeed: sftFirstSeed + i * SIZE.pool, count: SIZE.pool, force: true })).tasks);
   }
   // Held-out seeds, less any whose program a train task has: ask for more, keep the first SIZE.heldout.
   const heldout = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'heldout', firstSeed, count: HELDOUT_SEEDS, disjointFrom: tasksDir, dropShared: true, force: true });
@@ -279,7 +291,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, oracleRecovery: RECOVERY, ...(SFT_TASKS === 'tiers' ? {} : { sftTasks: SFT_TASKS }) };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
 const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
@@ -554,6 +566,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   device,
   budget: SIZE,
   taskSeedsPerSeed: TASK_SEEDS_PER_SEED,
+  knobs: KNOBS,
   curriculum: CURRICULUM,
   lr: LR,
   rftTemperature: RFT_TEMPERATURE,
@@ -565,6 +578,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlPool: RL_POOL,
   rlTemperature: RL_TEMPERATURE,
   oracleRecovery: RECOVERY,
+  sftTasks: SFT_TASKS,
   ...(from === undefined ? {} : { from }),
   points,
   pooled,

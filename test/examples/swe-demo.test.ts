@@ -11,7 +11,8 @@ import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
-import { unsolvedPools } from '../../lib/train/curriculum.js';
+import { writeSweGenSuite } from '../../lib/env/swe-gen/index.js';
+import { tierOptions, unsolvedPools } from '../../lib/train/curriculum.js';
 import { Rng } from '../reference/random.js';
 import { ROOT, runTs } from '../support/child-process.js';
 import { writeTinyCheckpoint } from '../support/tiny-checkpoint.js';
@@ -138,5 +139,29 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const typo = await runTs(DEMO, [...args('5e-5'), '--rl-pool', 'solved'], env);
   t.not(typo.code, 0, 'an unknown --rl-pool is refused');
   t.match(typo.output, /--rl-pool is "solved"; use one of all, unsolved/, 'naming the flag and the choices');
+  const badSource = await runTs(DEMO, [...args('5e-5'), '--sft-tasks', 'held-out'], env);
+  t.not(badSource.code, 0, 'an unknown --sft-tasks is refused');
+  t.match(badSource.output, /--sft-tasks is "held-out"; use one of tiers, default/, 'naming the flag and the choices');
+
+  // --sft-tasks default: the oracle's SFT tasks all of the default distribution (the last tier's), not each tier's own.
+  const defaultDir = path.join(root, 'sft-default');
+  const fromDefault = await runTs(DEMO, [...args('5e-5', defaultDir), '--sft-tasks', 'default', '--from', out], env);
+  t.not(fromDefault.code, 0, '--from a run whose SFT tasks came from the tiers is refused');
+  t.match(fromDefault.output, /seed 3 ran with other settings before RL \(sftTasks differ\)/, 'naming the setting');
+  const sftDefault = await runTs(DEMO, [...args('5e-5', defaultDir), '--sft-tasks', 'default'], env);
+  t.equal(sftDefault.code, 0, `the --sft-tasks default run exits 0 (last output: ${sftDefault.output.slice(-1500)})`);
+  const defaultDemo = JSON.parse(readFileSync(path.join(defaultDir, 'demo.json'), 'utf8'));
+  t.equal(defaultDemo.sftTasks, 'default', 'demo.json records where the SFT tasks came from');
+  const last = tierOptions(defaultDemo.curriculum, defaultDemo.knobs).at(-1)!;
+  const oracleIds = (dir: string) => gunzipSync(readFileSync(path.join(dir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l).taskId as string);
+  const sweGenOf = (dir: string, id: string) => JSON.parse(readFileSync(path.join(dir, 'seed-3', 'tasks', id, 'task.json'), 'utf8')).swe_gen;
+  const regenerated = path.join(root, 'regenerated');
+  for (const id of oracleIds(defaultDir)) {
+    const meta = sweGenOf(defaultDir, id);
+    const [task] = (await writeSweGenSuite(path.join(regenerated, id), { ...last, split: 'train', firstSeed: meta.seed, count: 1 })).tasks;
+    t.same(meta, JSON.parse(readFileSync(path.join(regenerated, id, task!.id, 'task.json'), 'utf8')).swe_gen, `SFT task ${id} is train seed ${meta.seed} of the default distribution`);
+  }
+  const metas = (dir: string) => oracleIds(dir).map((id) => sweGenOf(dir, id));
+  t.notSame(metas(defaultDir), metas(out), 'not the tasks --sft-tasks tiers drew from the same seeds');
 });
 
