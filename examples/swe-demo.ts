@@ -42,7 +42,7 @@
  *                    [--sft-tasks tiers|default]   (the oracle's SFT tasks: each tier's own kinds, or all from the default distribution)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import path from 'node:path';
@@ -543,6 +543,17 @@ console.log(
   `RFT vs SFT (paired, ${rftOverSft.pairs} tasks): ${rftOverSft.difference >= 0 ? '+' : ''}${rftOverSft.difference.toFixed(1)} points; ` +
     `only RFT solved ${rftOverSft.onlyA}, only SFT ${rftOverSft.onlyB}; McNemar p = ${rftOverSft.p.toPrecision(3)}`,
 );
+/** The held-out tasks' bug kinds (swe-gen's record in each task folder), pooled over the seeds: where each phase resolves, kind by kind. */
+const kindOf = (seed: number, id: string): string => JSON.parse(readFileSync(path.join(root, `seed-${seed}`, 'tasks', id, 'task.json'), 'utf8')).swe_gen.kind;
+const heldoutKinds = results.flatMap((r) => [...r.outcomes.sft!.keys()].map((id) => ({ r, id, kind: kindOf(r.seed, id) })));
+const byKind = Object.fromEntries(
+  [...new Set(heldoutKinds.map((k) => k.kind))].sort().map((kind) => {
+    const tasks = heldoutKinds.filter((k) => k.kind === kind);
+    return [kind, Object.fromEntries(phases.map((phase) => [phase, rateOf(tasks.map(({ r, id }) => r.outcomes[phase]!.get(id)!))]))];
+  }),
+);
+console.log(`\nheld-out resolved by bug kind, seeds pooled: ${phases.join(', ')}`);
+for (const [kind, rates] of Object.entries(byKind)) console.log(`${kind.padEnd(15)} ${phases.map((phase) => `${rates[phase]!.resolved}/${rates[phase]!.tasks}`).join('  ')}`);
 for (const r of results) console.log(`seed ${r.seed}: memorization baseline ${formatRate(r.memorization.all)}; never-seen-fix subset (${r.memorization.neverSeenTasks} tasks): baseline ${formatRate(r.memorization.neverSeen.memorization)}`);
 
 const points = results.flatMap((r) => r.points);
@@ -582,6 +593,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   ...(from === undefined ? {} : { from }),
   points,
   pooled,
+  byKind,
   comparison,
   rftOverSft,
   perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),

@@ -84,6 +84,14 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const onlyRft = heldout.filter((id) => seed.outcomes.rft[id] && !seed.outcomes.sft[id]).length;
   t.match(demo.rftOverSft, { pairs: heldout.length, onlyA: onlyRft }, 'paired per held-out task, RFT first');
   t.ok(existsSync(path.join(out, 'demo.svg')), 'and the chart drawn');
+  // By bug kind: each held-out task counted under the kind its task.json records, with its outcome.
+  const kindOf = (id: string) => JSON.parse(readFileSync(path.join(out, 'seed-3', 'tasks', id, 'task.json'), 'utf8')).swe_gen.kind as string;
+  t.same(Object.keys(demo.byKind), [...new Set(heldout.map(kindOf))].sort(), 'demo.json has the held-out tasks\' bug kinds');
+  for (const phase of ['sft', 'rft', 'grpo++', 'rft-continued']) {
+    const expected = Object.fromEntries(Object.keys(demo.byKind).map((kind) => [kind, { tasks: heldout.filter((id) => kindOf(id) === kind).length, resolved: heldout.filter((id) => kindOf(id) === kind && seed.outcomes[phase][id]).length }]));
+    t.match(Object.fromEntries(Object.entries(demo.byKind).map(([kind, rates]) => [kind, (rates as Record<string, unknown>)[phase]])), expected, `${phase}: tasks and resolved by kind`);
+  }
+  t.match(output, /held-out resolved by bug kind, seeds pooled: sft, rft, grpo\+\+, rft-continued/, 'and printed');
 
   // Run again into the same --dir: the finished seed is read back, not rerun; other settings are refused.
   const again = await runTs(DEMO, args('5e-5'), env);
