@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
-import { OWN_START, OWNER_TAG, ownerAlive, taggedOwnerAlive } from './owner.js';
+import { OWN_START, OWNER_TAG, ownerAlive, ownerTagOf, taggedOwnerAlive } from './owner.js';
 import { runToCompletion } from './spawner.js';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -193,19 +193,23 @@ export function removeOrphanDisks(): void {
   } catch {
     names = [];
   }
-  for (const name of names) {
-    if (!name.startsWith(RECORD_DRAFT) || taggedOwnerAlive(name.slice(RECORD_DRAFT.length))) continue;
-    // Killed before the record was in: nothing was mounted on its mountpoint yet.
-    const id = name.slice(RECORD_DRAFT.length).replace(/^[^-]*-/, '');
+  removeOrphanDrafts(names.filter((name) => name.startsWith(RECORD_DRAFT)));
+  unmountOrphanRecords(names.filter((name) => name.endsWith('.dir')));
+  removeOrphanProbes();
+}
+
+/** Records' drafts of processes killed before the rename: nothing was mounted on their mountpoints yet. */
+function removeOrphanDrafts(drafts: string[]): void {
+  for (const name of drafts) {
+    const rest = name.slice(RECORD_DRAFT.length);
+    if (taggedOwnerAlive(rest)) continue;
     rmSync(path.join(DISKS, name), { force: true });
     try {
-      rmdirSync(path.join(DISKS, id)); // empty, or not ours to empty
+      rmdirSync(path.join(DISKS, rest.replace(/^[^-]*-/, ''))); // the mountpoint: empty, or not ours to empty
     } catch {
       // gone already, or something is in it
     }
   }
-  unmountOrphanRecords(names.filter((e) => e.endsWith('.dir')));
-  removeOrphanProbes();
 }
 
 function unmountOrphanRecords(entries: string[]): void {
@@ -241,7 +245,9 @@ function removeOrphanProbes(): void {
     return;
   }
   for (const name of names) {
-    if (taggedOwnerAlive(name.slice(PROBE.length)) || (!/^\d+\.\d*-/.test(name.slice(PROBE.length)) && !olderThanAMinute(path.join(os.tmpdir(), name)))) continue;
+    const rest = name.slice(PROBE.length);
+    const abandoned = ownerTagOf(rest) === null ? olderThanAMinute(path.join(os.tmpdir(), name)) : !taggedOwnerAlive(rest);
+    if (!abandoned) continue;
     unmountDisk(name);
     rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
   }

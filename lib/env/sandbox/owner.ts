@@ -23,8 +23,14 @@ export function ownerAlive(pid: number, start: string): boolean {
 /** This process as the names of its half-made things say it ("<pid>.<start>"), for a reaper after a kill -9. */
 export const OWNER_TAG = `${process.pid}.${OWN_START}`;
 
-/** The owner tag at the start of `rest` ("<pid>.<start>-…") is a process still running. */
-export function taggedOwnerAlive(rest: string): boolean {
+/** The owner tag at the start of `rest` ("<pid>.<start>-…"), or null where it has none. */
+export function ownerTagOf(rest: string): { pid: number; start: string } | null {
   const m = /^(\d+)\.(\d*)-/.exec(rest);
-  return m !== null && ownerAlive(Number(m[1]), m[2]!);
+  return m === null ? null : { pid: Number(m[1]), start: m[2]! };
+}
+
+/** The owner tag at the start of `rest` is a process still running. */
+export function taggedOwnerAlive(rest: string): boolean {
+  const tag = ownerTagOf(rest);
+  return tag !== null && ownerAlive(tag.pid, tag.start);
 }
