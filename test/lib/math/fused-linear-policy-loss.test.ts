@@ -82,6 +82,16 @@ t.test('tokens with zero coefficients get exactly zero gradient', async (t) => {
   const tokens = tokenCase(rng, logits, T, V, 1);
   tokens.weights.fill(1 / T);
   tokens.advantages.fill(0, 0, 6); // first half: A = 0, no entropy term: coefficient 0
+  // Second half: ratio 1 and A != 0, so no token there is clipped to zero gradient by chance.
+  const zeros = new Float32Array(T);
+  const now = referencePolicyLoss(
+    { logits, vocabSize: V, targets: tokens.targets, oldLogprobs: zeros, advantages: zeros, weights: zeros },
+    { clipLow: 0.2, clipHigh: 0.28, temperature: 1, entropyCoef: 0 },
+  ).logprobs;
+  for (let i = 6; i < T; i++) {
+    tokens.oldLogprobs[i] = Math.min(0, now[i]!);
+    tokens.advantages[i] = 0.5 + rng.uniform();
+  }
   const out = await fusedLinearPolicyLoss({ hidden, hiddenSize: H, weight, vocabSize: V, ...tokens });
   t.ok(out.gradHidden.subarray(0, 6 * H).every((g) => g === 0), 'skipped tokens: dX rows are 0');
   t.ok(out.gradHidden.subarray(6 * H).some((g) => g !== 0), 'active tokens: dX rows are not');
