@@ -22,6 +22,15 @@ export function positiveNumberArg(flag: string): (value: string) => number {
   };
 }
 
+/** A flag's value as a number in [min, max]. */
+export function boundedNumberArg(flag: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; give a number in [${min}, ${max}]`);
+    return n;
+  };
+}
+
 /** A flag's comma-separated list, each item one of `allowed`. */
 export function listArg(flag: string, allowed: readonly string[]): (value: string) => string[] {
   return (value) => {

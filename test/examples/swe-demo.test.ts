@@ -35,6 +35,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const demo = JSON.parse(readFileSync(path.join(out, 'demo.json'), 'utf8'));
   t.equal(demo.model, model, 'the checkpoint given');
   t.equal(demo.size, 'smoke');
+  t.equal(demo.sftTasks, 'default', 'the oracle\'s SFT tasks come from the default distribution unless told');
+  t.equal(demo.rlStartTier, null, 'the RL arms place themselves from the first tier unless told');
   t.same(demo.points.map((p: { phase: string }) => p.phase), ['sft', 'rft', 'grpo++', 'rft-continued'], 'a held-out point after every phase');
   t.ok(demo.points.every((p: { heldout: { tasks: number } }) => p.heldout.tasks === 2), 'each on the 2 held-out tasks');
   const seed = demo.perSeed[0];
@@ -62,9 +64,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     const config = JSON.parse(readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
     t.equal(config.model.path, path.join(out, 'seed-3', '3-rft', 'checkpoints', 'step-2'), `${arm} starts from the RFT checkpoint`);
     t.equal(config.tasks.curriculum.placement, true, `${arm} places itself in the curriculum`);
+    t.equal(config.tasks.curriculum.startTier, undefined, `${arm}: from the first tier`);
     if (arm === 'grpo++') {
       t.equal(config.run.steps, 2, 'GRPO++: --rl-steps');
-      t.match(config.algorithm, { groupFilter: 'informative', resampleRounds: 0, miniBatches: 1 }, 'GRPO++: mixed groups only, one round and one optimizer step a step by default');
+      t.match(config.algorithm, { groupFilter: 'informative', resampleRounds: 0, miniBatches: 1, entropyCoef: 0 }, 'GRPO++: mixed groups only, one round and one optimizer step a step, no entropy term by default');
     } else {
       // Each round plays the smoke budget's 1 task x --rl-samples 3.
       t.equal(config.run.steps * 3, seed.summaries['grpo++'].episodes, `continued RFT: as many episodes as GRPO++ played (${seed.summaries['grpo++'].episodes})`);
@@ -107,7 +110,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
   const armsDir = path.join(root, 'arms');
-  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2'], env);
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05'], env);
   t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
   t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
   t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
@@ -123,7 +126,13 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const armsGrpo = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8'));
   t.equal(armsGrpo.model.path, path.join(out, 'seed-3', '3-rft', 'checkpoints', 'step-2'), 'GRPO++ starts from the earlier run\'s RFT checkpoint');
   t.equal(armsGrpo.optimizer.lr, 1e-4, 'at this run\'s --rl-lr');
-  t.match(armsGrpo.algorithm, { miniBatches: 2, resampleRounds: 1, epochs: 2 }, '--rl-mini-batches, --rl-resample-rounds and --rl-epochs');
+  t.match(armsGrpo.algorithm, { miniBatches: 2, resampleRounds: 1, epochs: 2, entropyCoef: -0.05 }, '--rl-mini-batches, --rl-resample-rounds, --rl-epochs and --rl-entropy-coef');
+  t.equal(armsDemo.rlEntropyCoef, -0.05, 'demo.json records the entropy coefficient');
+  for (const arm of ['grpo++', 'rft-continued']) {
+    const curriculum = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', `4-${arm}`, 'config.json'), 'utf8')).tasks.curriculum;
+    t.match(curriculum, { startTier: 'all', placement: true, tiers: demo.curriculum.tiers }, `${arm}: starts at --rl-start-tier, the tiers otherwise the demo's`);
+  }
+  t.equal(armsDemo.rlStartTier, 'all', 'demo.json records it');
   t.equal(armsGrpo.tasks.path, path.join(armsDir, 'seed-3', 'tasks'), 'on tasks written into its own --dir');
   t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
   const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
@@ -147,29 +156,35 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const typo = await runTs(DEMO, [...args('5e-5'), '--rl-pool', 'solved'], env);
   t.not(typo.code, 0, 'an unknown --rl-pool is refused');
   t.match(typo.output, /--rl-pool is "solved"; use one of all, unsolved/, 'naming the flag and the choices');
+  const badTier = await runTs(DEMO, [...args('5e-5'), '--rl-start-tier', 'hard'], env);
+  t.not(badTier.code, 0, 'an unknown --rl-start-tier is refused');
+  t.match(badTier.output, /--rl-start-tier is "hard"; use one of operators, bounds, all/, 'naming the flag and the tiers');
+  t.notMatch(badTier.output, /oracle:/, 'before any phase runs');
+  const badCoef = await runTs(DEMO, [...args('5e-5'), '--rl-entropy-coef=-1e3'], env);
+  t.not(badCoef.code, 0, 'an entropy coefficient past the loss\'s bound is refused');
+  t.match(badCoef.output, /--rl-entropy-coef is "-1e3"; give a number in \[-100, 100\]/, 'naming the flag and the bounds');
   const badSource = await runTs(DEMO, [...args('5e-5'), '--sft-tasks', 'held-out'], env);
   t.not(badSource.code, 0, 'an unknown --sft-tasks is refused');
-  t.match(badSource.output, /--sft-tasks is "held-out"; use one of tiers, default/, 'naming the flag and the choices');
+  t.match(badSource.output, /--sft-tasks is "held-out"; use one of default, tiers/, 'naming the flag and the choices');
 
-  // --sft-tasks default: the oracle's SFT tasks all of the default distribution (the last tier's), not each tier's own.
-  const defaultDir = path.join(root, 'sft-default');
-  const fromDefault = await runTs(DEMO, [...args('5e-5', defaultDir), '--sft-tasks', 'default', '--from', out], env);
-  t.not(fromDefault.code, 0, '--from a run whose SFT tasks came from the tiers is refused');
-  t.match(fromDefault.output, /seed 3 ran with other settings before RL \(sftTasks differ\)/, 'naming the setting');
-  const sftDefault = await runTs(DEMO, [...args('5e-5', defaultDir), '--sft-tasks', 'default'], env);
-  t.equal(sftDefault.code, 0, `the --sft-tasks default run exits 0 (last output: ${sftDefault.output.slice(-1500)})`);
-  const defaultDemo = JSON.parse(readFileSync(path.join(defaultDir, 'demo.json'), 'utf8'));
-  t.equal(defaultDemo.sftTasks, 'default', 'demo.json records where the SFT tasks came from');
-  const last = tierOptions(defaultDemo.curriculum, defaultDemo.knobs).at(-1)!;
+  // The oracle's SFT tasks are all of the default distribution (the last tier's); --sft-tasks tiers draws each tier's own.
+  const tiersDir = path.join(root, 'sft-tiers');
+  const fromOther = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--from', out], env);
+  t.not(fromOther.code, 0, '--from a run whose SFT tasks came from elsewhere is refused');
+  t.match(fromOther.output, /seed 3 ran with other settings before RL \(sftTasks differ\)/, 'naming the setting');
+  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers'], env);
+  t.equal(sftTiers.code, 0, `the --sft-tasks tiers run exits 0 (last output: ${sftTiers.output.slice(-1500)})`);
+  t.equal(JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8')).sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
+  const last = tierOptions(demo.curriculum, demo.knobs).at(-1)!;
   const oracleIds = (dir: string) => gunzipSync(readFileSync(path.join(dir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l).taskId as string);
   const sweGenOf = (dir: string, id: string) => JSON.parse(readFileSync(path.join(dir, 'seed-3', 'tasks', id, 'task.json'), 'utf8')).swe_gen;
   const regenerated = path.join(root, 'regenerated');
-  for (const id of oracleIds(defaultDir)) {
-    const meta = sweGenOf(defaultDir, id);
+  for (const id of oracleIds(out)) {
+    const meta = sweGenOf(out, id);
     const [task] = (await writeSweGenSuite(path.join(regenerated, id), { ...last, split: 'train', firstSeed: meta.seed, count: 1 })).tasks;
     t.same(meta, JSON.parse(readFileSync(path.join(regenerated, id, task!.id, 'task.json'), 'utf8')).swe_gen, `SFT task ${id} is train seed ${meta.seed} of the default distribution`);
   }
   const metas = (dir: string) => oracleIds(dir).map((id) => sweGenOf(dir, id));
-  t.notSame(metas(defaultDir), metas(out), 'not the tasks --sft-tasks tiers drew from the same seeds');
+  t.notSame(metas(tiersDir), metas(out), 'not the tasks --sft-tasks tiers drew from the same seeds');
 });
 
