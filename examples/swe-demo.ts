@@ -15,9 +15,9 @@
  *   2. RFT, Nebius's rejection fine-tuning: the SFT policy plays every task of the RL pools
  *      (every tier) rftSamples times at RFT_TEMPERATURE, and SFT from the SFT checkpoint on the
  *      episodes that resolved beside the oracle's
- *   3. from the RFT checkpoint, in the tier placement picks (from RL_START_TIER on), GRPO++ (rlTasks tasks a step, rlSamples
- *      samples each, one optimizer step on every group whose samples scored differently) and
- *      continued RFT, for as many episodes as GRPO++ played
+ *   3. from the RFT checkpoint, in the tier placement picks (from RL_START_TIER on), GRPO++
+ *      (rlTasks tasks a step, rlSamples samples each, one optimizer step on every group whose
+ *      samples scored differently) and continued RFT, for as many episodes as GRPO++ played
  *
  * The held-out resolve rate (greedy, with a Wilson 95% interval) after every phase, GRPO++ against
  * continued RFT paired per task with McNemar's exact test (pooled over --seeds), and beside them
