@@ -45,15 +45,19 @@ export interface TokenCase {
   refLogprobs: Float32Array;
 }
 
+/** The targets' logprobs under the logits at a temperature, in float64 (the reference loss's). */
+export function trueLogprobs(logits: ArrayLike<number>, targets: Int32Array, V: number, temperature: number): Float64Array {
+  const zeros = new Float32Array(targets.length);
+  return referencePolicyLoss(
+    { logits, vocabSize: V, targets, oldLogprobs: zeros, advantages: zeros, weights: zeros },
+    { clipLow: 0.2, clipHigh: 0.28, temperature, entropyCoef: 0 },
+  ).logprobs;
+}
+
 /** Per-token inputs around the true logprobs (computed in float64 from the logits). */
 export function tokenCase(rng: Rng, logits: ArrayLike<number>, T: number, V: number, temperature: number): TokenCase {
   const targets = Int32Array.from({ length: T }, () => rng.int(V));
-  const noAdv = { clipLow: 0.2, clipHigh: 0.28, temperature, entropyCoef: 0 };
-  const zeros = new Float32Array(T);
-  const truth = referencePolicyLoss(
-    { logits, vocabSize: V, targets, oldLogprobs: zeros, advantages: zeros, weights: zeros },
-    noAdv,
-  ).logprobs;
+  const truth = trueLogprobs(logits, targets, V, temperature);
 
   const oldLogprobs = new Float32Array(T);
   const advantages = new Float32Array(T);

@@ -3,7 +3,7 @@ import t from 'tap';
 import { fusedLinearPolicyLoss, policyLoss } from '../../../lib/math/policy-loss.js';
 import { assertGradMatches, assertLossMatches } from '../../reference/assert-loss.js';
 import { centralDifferences, maxErrorOverMax } from '../../reference/compare.js';
-import { linearCase, OPTION_CASES, tokenCase } from '../../reference/loss-cases.js';
+import { linearCase, OPTION_CASES, tokenCase, trueLogprobs } from '../../reference/loss-cases.js';
 import { abs, matmul, matmulTransposed, referenceLossValue, referencePolicyLoss, transposedMatmul } from '../../reference/policy-loss.js';
 import { Rng, testSeed } from '../../reference/random.js';
 
@@ -83,11 +83,7 @@ t.test('tokens with zero coefficients get exactly zero gradient', async (t) => {
   tokens.weights.fill(1 / T);
   tokens.advantages.fill(0, 0, 6); // first half: A = 0, no entropy term: coefficient 0
   // Second half: ratio 1 and A != 0, so no token there is clipped to zero gradient by chance.
-  const zeros = new Float32Array(T);
-  const now = referencePolicyLoss(
-    { logits, vocabSize: V, targets: tokens.targets, oldLogprobs: zeros, advantages: zeros, weights: zeros },
-    { clipLow: 0.2, clipHigh: 0.28, temperature: 1, entropyCoef: 0 },
-  ).logprobs;
+  const now = trueLogprobs(logits, tokens.targets, V, 1);
   for (let i = 6; i < T; i++) {
     tokens.oldLogprobs[i] = Math.min(0, now[i]!);
     tokens.advantages[i] = 0.5 + rng.uniform();
