@@ -35,7 +35,7 @@
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate)
  *                    [--rl-tasks N] [--rl-samples N]   (an RL step's tasks, and the samples of each: its groups and their size)
- *                    [--rl-pool all|unsolved]   (the RL arms' pool tasks: all, or those RFT's samples did not resolve every time)
+ *                    [--rl-pool all|unsolved|fresh]   (the RL arms' pool: the tiers' pool tasks, those RFT's samples did not resolve every time, or new tasks every step)
  *                    [--rl-temperature T]   (both RL arms' sampling temperature, 1 by default; GRPO++'s loss reads its logprobs at T)
  *                    [--rl-mini-batches N] [--rl-resample-rounds N]   (GRPO++'s optimizer steps a step, and its dynamic-sampling rounds: 0 plays one round)
  *                    [--rl-epochs N]   (GRPO++'s passes over a step's batch: PPO epochs, each pass clipped against the sampler's logprobs)
@@ -57,6 +57,7 @@ import { boundedNumberArg, integerArg, positiveNumberArg } from '../lib/cli/flag
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
 import { SweEnv } from '../lib/env/swe-env.js';
 import { writeSweGenSuite } from '../lib/env/swe-gen/index.js';
+import { SEEDS_PER_SPLIT } from '../lib/env/swe-gen/splits.js';
 import type { Task } from '../lib/env/task.js';
 import { formatRate, pairedComparison, rateOf, type Outcomes, type RateSummary } from '../lib/eval/compare.js';
 import { evaluatePolicy } from '../lib/eval/evaluate.js';
@@ -140,10 +141,14 @@ const SFT_TASK_SOURCES = ['default', 'tiers'] as const;
  */
 const SFT_TASKS = (args['sft-tasks'] ?? 'default') as (typeof SFT_TASK_SOURCES)[number];
 if (!SFT_TASK_SOURCES.includes(SFT_TASKS)) throw new Error(`--sft-tasks is ${JSON.stringify(args['sft-tasks'])}; use one of ${SFT_TASK_SOURCES.join(', ')}`);
-const RL_POOLS = ['all', 'unsolved'] as const;
+const RL_POOLS = ['all', 'unsolved', 'fresh'] as const;
 /**
- * The pool tasks the RL arms draw from: 'all', or 'unsolved': less those RFT's sampling resolved
- * in every one of its samples (unsolvedPools; both arms the same).
+ * The tasks the RL arms draw from (both arms the same): 'all', the curriculum tiers' pool tasks;
+ * 'unsolved', less those RFT's sampling resolved in every one of its samples (unsolvedPools); or
+ * 'fresh', a pool of their own of new train seeds of the default distribution (the held-out
+ * tasks'), as many as GRPO++'s rounds draw (freshPoolSize), so no step plays a task an earlier
+ * step played. On a 100-task tier pool each task comes back every 3 steps, and both arms' train
+ * reward climbs while their held-out rate stays flat (docs/swe-recipe.md).
  */
 const RL_POOL = (args['rl-pool'] ?? 'all') as (typeof RL_POOLS)[number];
 if (!RL_POOLS.includes(RL_POOL)) throw new Error(`--rl-pool is ${JSON.stringify(args['rl-pool'])}; use one of ${RL_POOLS.join(', ')}`);
@@ -171,6 +176,7 @@ const TIER_NAMES = CURRICULUM.tiers.map((tier) => tier.name);
  */
 const RL_START_TIER = args['rl-start-tier'];
 if (RL_START_TIER !== undefined && !TIER_NAMES.includes(RL_START_TIER)) throw new Error(`--rl-start-tier is ${JSON.stringify(RL_START_TIER)}; use one of ${TIER_NAMES.join(', ')}`);
+if (RL_START_TIER !== undefined && RL_POOL === 'fresh') throw new Error(`--rl-start-tier names a curriculum tier, and --rl-pool fresh has none (its tasks are the default distribution's); drop one of them`);
 /** Held-out seeds a demo seed asks for: SIZE.heldout, and room for those a train task shares a program with (dropped). */
 const HELDOUT_SEEDS = Math.ceil(SIZE.heldout * 1.15) + 4;
 /**
@@ -210,6 +216,22 @@ const RL_EPOCHS = intFlag('rl-epochs') ?? 1;
  * counted, and continued RFT plays as many.
  */
 const RL_RESAMPLE_ROUNDS = intFlag('rl-resample-rounds', 0) ?? 0;
+/** The fresh RL pool's tasks (--rl-pool fresh): every task every round of every GRPO++ step can draw. */
+const FRESH_POOL_SIZE = SIZE.rlSteps * SIZE.rlTasks * (1 + RL_RESAMPLE_ROUNDS);
+/**
+ * Where the fresh RL pools' train seeds start: half-way up the split, past any tier pool, dev
+ * slice or SFT task of any demo seed (taskSeedsOf), so they leave those where earlier runs drew
+ * them (--from reuses their SFT and RFT phases). Demo seed s takes the FRESH_POOL_SIZE-long
+ * stretch s of them, with room for the few a held-out task shares a program with.
+ */
+const FRESH_FIRST_SEED = 2 ** 30;
+const freshSeedsAsked = Math.ceil(FRESH_POOL_SIZE * 1.05) + 4;
+const freshSeedsOf = (seed: number) => ({ firstSeed: FRESH_FIRST_SEED + seed * freshSeedsAsked, count: freshSeedsAsked });
+if (RL_POOL === 'fresh') {
+  const last = Math.max(...seeds);
+  if (freshSeedsOf(last).firstSeed + freshSeedsAsked > SEEDS_PER_SPLIT) throw new Error(`--seeds ${last} with --rl-pool fresh runs past the train split's seeds (${SEEDS_PER_SPLIT}); give smaller seeds or a smaller RL budget`);
+}
+if (Math.max(...seeds.map((seed) => taskSeedsOf(seed) + TASK_SEEDS_PER_SEED)) > FRESH_FIRST_SEED) throw new Error(`--seeds ${Math.max(...seeds)} reaches the fresh RL pools' train seeds (from ${FRESH_FIRST_SEED}); give smaller seeds`);
 /** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
 const RFT_EPISODES = CURRICULUM.tiers.length * SIZE.pool * SIZE.rftSamples;
 /** Episodes one round of an RL step plays. */
@@ -297,6 +319,17 @@ async function suites(tasksDir: string, firstSeed: number) {
   return { sftTasks, tierPools, heldout: heldout.tasks.slice(0, SIZE.heldout), dropped: heldout.dropped.length };
 }
 
+/**
+ * Seed `seed`'s fresh RL pool (--rl-pool fresh): FRESH_POOL_SIZE new train tasks of the default
+ * distribution, less any whose program a held-out task has (asked for with room, as the held-out
+ * suite is). Written after the held-out suite, so it leaves the held-out tasks as they were.
+ */
+async function freshPool(tasksDir: string, seed: number): Promise<Task[]> {
+  const pool = await writeSweGenSuite(tasksDir, { ...KNOBS, split: 'train', ...freshSeedsOf(seed), disjointFrom: tasksDir, dropShared: true, force: true });
+  if (pool.tasks.length < FRESH_POOL_SIZE) throw new Error(`only ${pool.tasks.length} of ${freshSeedsAsked} fresh RL-pool seeds are disjoint from the held-out programs; ask for a smaller RL budget`);
+  return pool.tasks.slice(0, FRESH_POOL_SIZE);
+}
+
 /** The config every phase shares: the tasks (curriculum tiers, held-out ids for the record), the env, the agent's budgets. */
 function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: readonly Task[], modelPath: string, steps: number) {
   return {
@@ -335,7 +368,7 @@ interface SeedResult {
   outcomes: Record<string, Outcomes>;
   memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
   oracle: { resolved: number; tasks: number };
-  /** The pool tasks the RL arms drew from (--rl-pool), of all the tiers' pool tasks. */
+  /** The pool tasks the RL arms drew from (--rl-pool), of all the tiers' pool tasks (of the fresh pool's, for a fresh one). */
   rlPool: { tasks: number; of: number };
   /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
   summaries: Record<string, ArmSummary>;
@@ -499,18 +532,24 @@ async function runSeed(seed: number): Promise<SeedResult> {
   const { samples, rftCheckpoint } = before;
 
   // 3. From the RFT checkpoint, in the tier placement picks: GRPO++, then continued RFT for as many episodes as GRPO++ played.
-  const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : pools.map((task) => task.id);
+  const fresh = RL_POOL === 'fresh' ? await freshPool(tasksDir, seed) : [];
+  const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : RL_POOL === 'fresh' ? fresh.map((task) => task.id) : pools.map((task) => task.id);
   if (RL_POOL === 'unsolved') log(`seed ${seed} RL pool: the ${rlPool.length} of ${pools.length} pool tasks RFT's samples did not resolve every time`);
+  if (RL_POOL === 'fresh') log(`seed ${seed} RL pool: ${rlPool.length} fresh train tasks of the default distribution, one per task an RL step draws`);
   const summaries: Record<string, ArmSummary> = {};
   const arm = async (phase: string, steps: number, settings: { algorithm: object; optimizer: object }) => {
     const config = phaseConfig(path.join(dir, `4-${phase}`), seed, tasksDir, heldout, rftCheckpoint, steps);
     const run = await train({
       ...config,
-      tasks: {
-        ...config.tasks,
-        ...(RL_START_TIER === undefined ? {} : { curriculum: { ...CURRICULUM, startTier: RL_START_TIER } }),
-        ...(RL_POOL === 'all' ? {} : { only: rlPool }),
-      },
+      // A fresh pool is a suite of its own, with no tiers: the tasks named, the held-out ids for the record.
+      tasks:
+        RL_POOL === 'fresh'
+          ? { ...omit(config.tasks, ['generate', 'curriculum']), only: rlPool }
+          : {
+              ...config.tasks,
+              ...(RL_START_TIER === undefined ? {} : { curriculum: { ...CURRICULUM, startTier: RL_START_TIER } }),
+              ...(RL_POOL === 'all' ? {} : { only: rlPool }),
+            },
       rollout: { ...AGENT, temperature: RL_TEMPERATURE, concurrency: CONCURRENCY, tasksPerStep: SIZE.rlTasks, samplesPerTask: SIZE.rlSamples },
       ...settings,
     });
@@ -527,7 +566,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
   await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft' }, optimizer: RFT_CONTINUED_OPTIMIZER });
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
-  const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools], backend, {
+  const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools, ...fresh], backend, {
     timeoutMs: 60_000,
     concurrency: CONCURRENCY,
     readSource: (task, file) => readFile(path.join(task.repoDir!, file), 'utf8'),
@@ -543,7 +582,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: RL_POOL === 'fresh' ? fresh.length : pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }

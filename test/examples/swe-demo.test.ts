@@ -186,5 +186,34 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   }
   const metas = (dir: string) => oracleIds(dir).map((id) => sweGenOf(dir, id));
   t.notSame(metas(tiersDir), metas(out), 'not the tasks --sft-tasks tiers drew from the same seeds');
+
+  // --rl-pool fresh: the RL arms draw new train tasks of the default distribution, as many as their steps draw, none a held-out program.
+  const freshDir = path.join(root, 'fresh');
+  const fresh = await runTs(DEMO, [...args('1e-4', freshDir), '--from', out, '--rl-pool', 'fresh'], env);
+  t.equal(fresh.code, 0, `the --rl-pool fresh run exits 0 (last output: ${fresh.output.slice(-1500)})`);
+  const freshDemo = JSON.parse(readFileSync(path.join(freshDir, 'demo.json'), 'utf8'));
+  t.equal(freshDemo.rlPool, 'fresh', 'demo.json records the pool');
+  const armConfig = (arm: string) => JSON.parse(readFileSync(path.join(freshDir, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
+  const freshIds = armConfig('grpo++').tasks.only as string[];
+  t.equal(freshIds.length, 2, 'one task for each task a step draws: --rl-steps 2 x the smoke budget\'s 1');
+  t.same(freshDemo.perSeed[0].rlPool, { tasks: 2, of: 2 }, 'and its size recorded');
+  t.same(freshDemo.perSeed[0].memorization.all, seed.memorization.all, 'the same held-out tasks as --from\'s run');
+  for (const id of freshIds) {
+    const meta = sweGenOf(freshDir, id);
+    t.ok(meta.seed >= 2 ** 30 && !poolIds.includes(id) && !Object.keys(seed.outcomes.sft).includes(id), `fresh task ${id}: a train seed past every tier pool, dev slice and SFT task, not held out`);
+    const [task] = (await writeSweGenSuite(path.join(regenerated, 'fresh', id), { ...last, split: 'train', firstSeed: meta.seed, count: 1 })).tasks;
+    t.same(meta, JSON.parse(readFileSync(path.join(regenerated, 'fresh', id, task!.id, 'task.json'), 'utf8')).swe_gen, `fresh task ${id} is of the default distribution`);
+  }
+  for (const arm of ['grpo++', 'rft-continued']) {
+    const config = armConfig(arm);
+    t.same(config.tasks.only, freshIds, `${arm}: draws from the fresh pool`);
+    t.notOk(config.tasks.curriculum ?? config.tasks.generate, `${arm}: a suite of its own, with no tiers`);
+  }
+  const stepTasks = (step: number) => gunzipSync(readFileSync(path.join(freshDir, 'seed-3', '4-grpo++', 'trajectories', `step-${step}.jsonl.gz`))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l).taskId as string);
+  t.same([...new Set([...stepTasks(1), ...stepTasks(2)])].sort(), [...freshIds].sort(), 'GRPO++\'s two steps played the two fresh tasks, one each');
+  const tierAndFresh = await runTs(DEMO, [...args('1e-4', path.join(root, 'fresh-tier')), '--from', out, '--rl-pool', 'fresh', '--rl-start-tier', 'all'], env);
+  t.not(tierAndFresh.code, 0, '--rl-start-tier with --rl-pool fresh is refused');
+  t.match(tierAndFresh.output, /--rl-start-tier names a curriculum tier, and --rl-pool fresh has none/, 'naming both flags');
+  t.notMatch(tierAndFresh.output, /held-out resolved/, 'before any arm runs');
 });
 
