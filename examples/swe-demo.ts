@@ -15,9 +15,10 @@
  *   2. RFT, Nebius's rejection fine-tuning: the SFT policy plays every task of the RL pools
  *      (every tier) rftSamples times at RFT_TEMPERATURE, and SFT from the SFT checkpoint on the
  *      episodes that resolved beside the oracle's
- *   3. from the RFT checkpoint, in the tier placement picks (from RL_START_TIER on), GRPO++
- *      (rlTasks tasks a step, rlSamples samples each, one optimizer step on every group whose
- *      samples scored differently) and continued RFT, for as many episodes as GRPO++ played
+ *   3. from the RFT checkpoint, on new tasks every step (RL_POOL 'fresh'; or on the tier pools,
+ *      in the tier placement picks from RL_START_TIER on), GRPO++ (rlTasks tasks a step,
+ *      rlSamples samples each, one optimizer step on every group whose samples scored
+ *      differently) and continued RFT, for as many episodes as GRPO++ played
  *
  * The held-out resolve rate (greedy, with a Wilson 95% interval) after every phase, GRPO++ against
  * continued RFT paired per task with McNemar's exact test (pooled over --seeds), and beside them
@@ -232,8 +233,8 @@ const freshSeedsOf = (seed: number) => ({ firstSeed: FRESH_FIRST_SEED + seed * f
 if (RL_POOL === 'fresh') {
   const last = Math.max(...seeds);
   if (freshSeedsOf(last).firstSeed + freshSeedsAsked > SEEDS_PER_SPLIT) throw new Error(`--seeds ${last} with --rl-pool fresh runs past the train split's seeds (${SEEDS_PER_SPLIT}); give smaller seeds or a smaller RL budget`);
+  if (taskSeedsOf(last) + TASK_SEEDS_PER_SEED > FRESH_FIRST_SEED) throw new Error(`--seeds ${last}'s tier pools and SFT tasks reach the fresh RL pools' train seeds (from ${FRESH_FIRST_SEED}); give smaller seeds`);
 }
-if (Math.max(...seeds.map((seed) => taskSeedsOf(seed) + TASK_SEEDS_PER_SEED)) > FRESH_FIRST_SEED) throw new Error(`--seeds ${Math.max(...seeds)} reaches the fresh RL pools' train seeds (from ${FRESH_FIRST_SEED}); give smaller seeds`);
 /** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
 const RFT_EPISODES = CURRICULUM.tiers.length * SIZE.pool * SIZE.rftSamples;
 /** Episodes one round of an RL step plays. */
@@ -533,7 +534,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
   }
   const { samples, rftCheckpoint } = before;
 
-  // 3. From the RFT checkpoint, in the tier placement picks: GRPO++, then continued RFT for as many episodes as GRPO++ played.
+  // 3. From the RFT checkpoint, on the RL pool: GRPO++, then continued RFT for as many episodes as GRPO++ played.
   const fresh = RL_POOL === 'fresh' ? await freshPool(tasksDir, seed) : [];
   const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : RL_POOL === 'fresh' ? fresh.map((task) => task.id) : pools.map((task) => task.id);
   if (RL_POOL === 'unsolved') log(`seed ${seed} RL pool: the ${rlPool.length} of ${pools.length} pool tasks RFT's samples did not resolve every time`);

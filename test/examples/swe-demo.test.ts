@@ -216,5 +216,13 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.not(tierAndFresh.code, 0, '--rl-start-tier with the fresh pool is refused');
   t.match(tierAndFresh.output, /--rl-start-tier names a curriculum tier, and --rl-pool fresh \(the default\) has none.*give --rl-pool all/, 'naming both flags and the fix');
   t.notMatch(tierAndFresh.output, /held-out resolved/, 'before any arm runs');
+  // Fresh pools take train seeds from 2^30 up, seed s the s-th stretch of them: seeds whose stretch or tier pools would run past are refused.
+  const pastSplit = await runTs(DEMO, [...withoutPool(args('1e-4', path.join(root, 'past-split'))), '--seeds', '200000000'], env);
+  t.not(pastSplit.code, 0, 'a seed whose fresh pool runs past the train split is refused');
+  t.match(pastSplit.output, /--seeds 200000000 with --rl-pool fresh runs past the train split's seeds \(2147483648\); give smaller seeds/, 'naming the flag and the fix');
+  const intoFresh = await runTs(DEMO, [...withoutPool(args('1e-4', path.join(root, 'into-fresh'))), '--seeds', '130000000'], env);
+  t.not(intoFresh.code, 0, 'a seed whose tier pools reach the fresh pools\' seeds is refused');
+  t.match(intoFresh.output, /--seeds 130000000's tier pools and SFT tasks reach the fresh RL pools' train seeds \(from 1073741824\); give smaller seeds/);
+  t.notMatch(intoFresh.output, /oracle:/, 'before any phase runs');
 });
 
