@@ -224,8 +224,8 @@ const FRESH_POOL_SIZE = SIZE.rlSteps * SIZE.rlTasks * (1 + RL_RESAMPLE_ROUNDS);
 /**
  * Where the fresh RL pools' train seeds start: half-way up the split, past any tier pool, dev
  * slice or SFT task of any demo seed (taskSeedsOf), so they leave those where earlier runs drew
- * them (--from reuses their SFT and RFT phases). Demo seed s takes the FRESH_POOL_SIZE-long
- * stretch s of them, with room for the few a held-out task shares a program with.
+ * them (--from reuses their SFT and RFT phases). Demo seed s takes the s-th stretch of
+ * freshSeedsAsked of them: FRESH_POOL_SIZE and room for the few a held-out task shares a program with.
  */
 const FRESH_FIRST_SEED = 2 ** 30;
 const freshSeedsAsked = Math.ceil(FRESH_POOL_SIZE * 1.05) + 4;
@@ -536,7 +536,9 @@ async function runSeed(seed: number): Promise<SeedResult> {
 
   // 3. From the RFT checkpoint, on the RL pool: GRPO++, then continued RFT for as many episodes as GRPO++ played.
   const fresh = RL_POOL === 'fresh' ? await freshPool(tasksDir, seed) : [];
-  const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : RL_POOL === 'fresh' ? fresh.map((task) => task.id) : pools.map((task) => task.id);
+  // The tasks the RL pool is drawn from: the fresh pool whole, or the tier pools ('all', or narrowed to 'unsolved').
+  const drawnFrom = RL_POOL === 'fresh' ? fresh : pools;
+  const rlPool = RL_POOL === 'unsolved' ? unsolvedPools(tierPools.map((pool) => pool.map((task) => task.id)), samples) : drawnFrom.map((task) => task.id);
   if (RL_POOL === 'unsolved') log(`seed ${seed} RL pool: the ${rlPool.length} of ${pools.length} pool tasks RFT's samples did not resolve every time`);
   if (RL_POOL === 'fresh') log(`seed ${seed} RL pool: ${rlPool.length} fresh train tasks of the default distribution, one per task an RL step draws`);
   const summaries: Record<string, ArmSummary> = {};
@@ -585,7 +587,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: RL_POOL === 'fresh' ? fresh.length : pools.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
