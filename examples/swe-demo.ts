@@ -41,6 +41,7 @@
  *                    [--rl-mini-batches N] [--rl-resample-rounds N]   (GRPO++'s optimizer steps a step, and its dynamic-sampling rounds: 0 plays one round)
  *                    [--rl-epochs N]   (GRPO++'s passes over a step's batch: PPO epochs, each pass clipped against the sampler's logprobs)
  *                    [--rl-entropy-coef=X]   (GRPO++'s entropy coefficient: the loss adds -X x the mixed groups' token entropy; 0 by default; a negative X needs the =)
+ *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
@@ -96,6 +97,7 @@ const { values: args } = parseArgs({
     'sft-tasks': { type: 'string' },
     'rl-start-tier': { type: 'string' },
     'rl-entropy-coef': { type: 'string' },
+    'rl-partial-credit': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -208,6 +210,12 @@ const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
  * gradient's pushes against failed samples otherwise raise as the policy moves.
  */
 const RL_ENTROPY_COEF = args['rl-entropy-coef'] === undefined ? 0 : boundedNumberArg('--rl-entropy-coef', -MAX_COEF, MAX_COEF)(args['rl-entropy-coef']);
+/**
+ * GRPO++'s credit for an episode the tests did not resolve (algorithm.partialCredit): X x its
+ * patch's similarity to the gold patch, so the groups whose samples all failed rank their
+ * patches too. Continued RFT keeps resolved episodes only, so it has no use for it.
+ */
+const RL_PARTIAL_CREDIT = args['rl-partial-credit'] === undefined ? 0 : boundedNumberArg('--rl-partial-credit', 0, 0.99)(args['rl-partial-credit']);
 /** GRPO++'s passes over each step's batch (PPO epochs): more updates from the same episodes. */
 const RL_EPOCHS = intFlag('rl-epochs') ?? 1;
 /**
@@ -349,9 +357,9 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, oracleRecovery: RECOVERY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, oracleRecovery: RECOVERY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
-const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
@@ -564,7 +572,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     return episodes;
   };
   const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
-    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
+    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
@@ -660,6 +668,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlTemperature: RL_TEMPERATURE,
   rlStartTier: RL_START_TIER ?? null,
   rlEntropyCoef: RL_ENTROPY_COEF,
+  rlPartialCredit: RL_PARTIAL_CREDIT,
   oracleRecovery: RECOVERY,
   sftTasks: SFT_TASKS,
   ...(from === undefined ? {} : { from }),

@@ -290,6 +290,7 @@ export async function runEpisode(spec: EpisodeSpec, options: AgentLoopOptions): 
     if (graded.reverted?.length) trajectory.reverted = graded.reverted;
     if (graded.tampering?.length) trajectory.tampering = graded.tampering;
     if (graded.patchFlags?.length) trajectory.patchFlags = graded.patchFlags;
+    if (graded.goldSimilarity !== undefined) trajectory.goldSimilarity = graded.goldSimilarity;
     if (error !== undefined) trajectory.error = error;
     return trajectory;
   } finally {

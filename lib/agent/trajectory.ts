@@ -72,6 +72,8 @@ export interface Trajectory {
   tests?: Record<string, string>;
   /** The graded patch (SWE). */
   patch?: string;
+  /** How close the patch comes to the task's gold patch, in [0, 1] (SWE-RL's signal; algorithm.partialCredit). */
+  goldSimilarity?: number;
   /** Set when termination is 'error': what failed. */
   error?: string;
   /** Attempts it took (infrastructure retries + 1). */

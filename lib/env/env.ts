@@ -78,6 +78,8 @@ export interface RewardResult {
   tampering?: string[];
   /** Lines the patch adds to non-test source that reach for the runner or the grader (information, not a zero; SWE tasks). */
   patchFlags?: PatchFlag[];
+  /** How close the graded patch comes to the task's gold patch, in [0, 1] (reward/similarity.ts; SWE tasks with one). */
+  goldSimilarity?: number;
 }
 
 /**

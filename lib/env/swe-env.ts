@@ -11,6 +11,7 @@ import { countTextCalls, parseJsonToolCalls, parseTextAction, type Action } from
 import { DEFAULT_STEP_LIMITS, type AssistantTurn, type ChatMessage, type Env, type RewardResult, type StepLimits, type StepResult } from './env.js';
 import { NO_TOOL_CALL, compactIssuePrompt, compactSystemPrompt, issuePrompt, reproductionPrompt, stepsRemainingLine, systemPrompt } from './prompts.js';
 import { gradePatch } from './reward/grade.js';
+import { patchSimilarity } from './reward/similarity.js';
 import { prepareRepository, taskSandboxSpec, workingTreeDiff, type PreparedRepository } from './repo.js';
 import type { Sandbox, SandboxBackend } from './sandbox/sandbox.js';
 import type { Task } from './task.js';
@@ -197,7 +198,7 @@ export class SweEnv implements Env {
         return this.graded;
       }
       if (patch === '' && this.options.emptyPatch === 'unresolved') {
-        this.graded = { reward: 0, tests: {}, reason: 'the patch is empty: the episode changed no file, so no test ran', patch, log: '' };
+        this.graded = { reward: 0, tests: {}, reason: 'the patch is empty: the episode changed no file, so no test ran', patch, log: '', ...this.goldSimilarity(patch) };
         return this.graded;
       }
       const grade = () => gradePatch(this.backend, this.task, patch, {
@@ -220,7 +221,13 @@ export class SweEnv implements Env {
       if (!(error instanceof SwerlError) || isInfrastructureFault(error)) throw error;
       this.graded = { reward: 0, tests: {}, reason: `grading failed: ${error.message}`, patch, log: '' };
     }
+    Object.assign(this.graded, this.goldSimilarity(patch));
     return this.graded;
+  }
+
+  /** The patch's similarity to the task's gold patch, where the task has one. */
+  private goldSimilarity(patch: string): { goldSimilarity?: number } {
+    return this.task.goldPatch === undefined ? {} : { goldSimilarity: patchSimilarity(patch, this.task.goldPatch) };
   }
 
   async close(): Promise<void> {

@@ -46,6 +46,21 @@ const ALGORITHM_SCHEMA = {
       required: ['threshold', 'maxTurns'],
       properties: { threshold: integer(0, 100_000), maxTurns: integer(1, 100_000) },
     },
+    /**
+     * Graded credit for episodes the tests did not resolve: their reward becomes partialCredit x
+     * how close their patch comes to the task's gold patch (SWE-RL's similarity,
+     * lib/env/reward/similarity.ts), so a group whose samples all failed still ranks them, and a
+     * near miss is pushed down less than an edit elsewhere. A resolved episode keeps 1. 0 = off
+     * (DeepSWE's binary reward). Needs SWE tasks with gold patches; rejection fine-tuning keeps
+     * resolved episodes only, so it takes none.
+     */
+    partialCredit: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+    /**
+     * Scales the negative advantages (the pushes against a group's worse samples) by this much,
+     * the positive ones kept: 1 is the estimator's own (every preset's); 0 learns only from a
+     * group's better samples, weighted by how far they beat the baseline.
+     */
+    negativeScale: { type: 'number', minimum: 0, maximum: 1 },
     /** Which groups/samples reach the loss. */
     groupFilter: { enum: ['none', 'informative', 'nonzero-advantage'] },
     /** With groupFilter 'informative': sample more groups until the batch is full, at most this many extra rounds. */
@@ -98,6 +113,8 @@ const DEFAULTS: PresetFields = {
   estimator: 'rloo',
   truncation: 'none',
   turnPenalty: { ...TURN_PENALTY_DEFAULTS },
+  partialCredit: 0,
+  negativeScale: 1,
   groupFilter: 'none',
   resampleRounds: 0,
   overlong: null,
@@ -144,6 +161,8 @@ export function resolveAlgorithm(raw: unknown, responseBudget: number, field = '
   }
   if (algorithm.turnPenalty.threshold >= algorithm.turnPenalty.maxTurns)
     throw invalidArg(`${field}.turnPenalty`, `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
+  if (algorithm.partialCredit > 0 && algorithm.rejection)
+    throw invalidArg(`${field}.partialCredit`, `(${algorithm.partialCredit}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, 'remove partialCredit, or use a policy-gradient preset such as grpo++');
   if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
     throw invalidArg(`${field}.overlong.bufferLength`, `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
   return algorithm;

@@ -1,7 +1,7 @@
 /**
  * From a step's trajectories to the sequences of its optimizer steps, as plain data: reward
- * shaping (truncation policy, overlong penalty), advantages per group, group filters,
- * mini-batches and token weights. No model here, so every rule is unit-tested on its own.
+ * shaping (partial credit, truncation policy, overlong penalty), advantages per group (their
+ * negative side scaled by negativeScale), group filters, mini-batches and token weights. No model here, so every rule is unit-tested on its own.
  *
  * Filtered trajectories (compact filtering) stay in their group with reward 0 and every token
  * masked: they pull the baseline down and are not trained on.
@@ -28,7 +28,7 @@ export interface ShapedBatch {
 /** Applies the algorithm's truncation policy, penalties, advantages and filters. */
 export function shapeBatch(trajectories: readonly Trajectory[], algorithm: AlgorithmConfig): ShapedBatch {
   const n = trajectories.length;
-  let rewards: Float32Array = Float32Array.from(trajectories, (t) => t.reward);
+  let rewards: Float32Array = Float32Array.from(trajectories, (t) => (algorithm.partialCredit > 0 ? withPartialCredit(t, algorithm.partialCredit) : t.reward));
   const groups = Int32Array.from(trajectories, (t) => t.group);
   let filtered: Uint8Array = new Uint8Array(n);
   let masks: Uint8Array[] = trajectories.map((t) => t.mask);
@@ -50,10 +50,20 @@ export function shapeBatch(trajectories: readonly Trajectory[], algorithm: Algor
   }
 
   const advantages = n > 0 ? computeAdvantages(rewards, groups, { estimator: algorithm.estimator }) : new Float32Array(0);
+  if (algorithm.negativeScale !== 1) for (let i = 0; i < n; i++) if (advantages[i]! < 0) advantages[i]! *= algorithm.negativeScale;
   let kept: Uint8Array = new Uint8Array(n).fill(1);
   if (algorithm.groupFilter === 'informative' && n > 0) kept = keepInformativeGroups(rewards, groups);
   else if (algorithm.groupFilter === 'nonzero-advantage' && n > 0) kept = keepNonzeroAdvantages(advantages);
   return { rewards, advantages, filtered, kept, masks };
+}
+
+/**
+ * An unresolved episode's reward under algorithm.partialCredit: credit x its patch's similarity
+ * to the gold patch; 0 for an episode that was never graded (it failed before its reward).
+ * That every task has a gold patch is checked when the run starts (checkPartialCredit).
+ */
+function withPartialCredit(t: Trajectory, credit: number): number {
+  return t.reward === 1 ? 1 : credit * (t.goldSimilarity ?? 0);
 }
 
 export interface MiniBatch {

@@ -414,6 +414,8 @@ export function resolveSections(raw: Record<string, unknown>, baseDir: string, r
     const given = (section(raw, 'optimizer') ?? {}) as Record<string, unknown>;
     for (const [key, value] of Object.entries(RFT_OPTIMIZER_DEFAULTS)) if (given[key] === undefined) Object.assign(optimizer, { [key]: value });
   }
+  if (algorithm.partialCredit > 0 && tasks?.kind === 'frozenlake')
+    throw invalidArg('config.algorithm.partialCredit', 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', 'remove partialCredit');
   if (samplesPerTask < 2 && !algorithm.rejection)
     throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task (a group of one has advantage 0)`);
   if (algorithm.miniBatches > tasksPerStep * samplesPerTask)

@@ -131,6 +131,20 @@ function tieredSource(tiers: NonNullable<GeneratedIds['tiers']>, config: Curricu
   );
 }
 
+/**
+ * algorithm.partialCredit grades an unresolved episode by its patch's similarity to its task's
+ * gold patch: refused at the start of a run when a training task has none (a generated task,
+ * made when played, always has one).
+ */
+export function assertGoldPatches(source: TaskSource, field: string): void {
+  const pools = source.curriculum ? source.curriculum.tiers.map((tier) => tier.train) : [source.train];
+  for (const ref of pools.flat()) {
+    if (ref.task && (ref.task.goldPatch === undefined || ref.task.goldPatch.trim() === '')) {
+      throw invalidArg(field, `grades unresolved episodes by their similarity to the task's gold patch, and training task ${ref.id} has none`, 'give every training task a gold patch (gold.patch in a task folder, patch in a row), or remove it');
+    }
+  }
+}
+
 /** The tasks of a config, loaded and checked. */
 export async function openTaskSource(config: TasksConfig, label: string, options: { reuseGenerated?: boolean } = {}): Promise<TaskSource> {
   if (config.kind === 'frozenlake') return new FrozenLakeSource(config);

@@ -35,7 +35,7 @@ import type { TrainerState } from './run-dir.js';
 import { learnerLogprobs, openSampler, type Sampler } from './sampler.js';
 import { sft } from './sft/sft.js';
 import { LearningStallDetector, prefixCacheDelta, stepMetrics, stepWarnings, type StepRow } from './step-metrics.js';
-import { openTaskSource, type TaskSource } from './task-source.js';
+import { assertGoldPatches, openTaskSource, type TaskSource } from './task-source.js';
 
 export type { TrainHooks, TrainSummary } from './run.js';
 
@@ -127,6 +127,7 @@ class RlRun {
     const label = `swerl-train-${process.pid}`;
     // Followers open the tasks once rank 0 has (after the group forms).
     let source = lead ? await openTaskSource(config.tasks, label) : undefined;
+    if (source && algorithm.partialCredit > 0) assertGoldPatches(source, 'config.algorithm.partialCredit');
     if (config.tasks.kind === 'swe') pinBlasToOneThread();
     const optimizerSteps = optimizerStepsPerRun(algorithm, run.steps, config.rollout.tasksPerStep * config.rollout.samplesPerTask);
     const warmup = warmupWarning(algorithm, config.optimizer.warmupSteps, optimizerSteps);

@@ -110,7 +110,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
   const armsDir = path.join(root, 'arms');
-  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05'], env);
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05', '--rl-partial-credit', '0.5'], env);
   t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
   t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
   t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
@@ -128,6 +128,16 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.equal(armsGrpo.optimizer.lr, 1e-4, 'at this run\'s --rl-lr');
   t.match(armsGrpo.algorithm, { miniBatches: 2, resampleRounds: 1, epochs: 2, entropyCoef: -0.05 }, '--rl-mini-batches, --rl-resample-rounds, --rl-epochs and --rl-entropy-coef');
   t.equal(armsDemo.rlEntropyCoef, -0.05, 'demo.json records the entropy coefficient');
+  t.equal(armsGrpo.algorithm.partialCredit, 0.5, '--rl-partial-credit reaches GRPO++');
+  t.equal(armsDemo.rlPartialCredit, 0.5, 'and demo.json');
+  const rftArm = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-rft-continued', 'config.json'), 'utf8'));
+  t.notOk(rftArm.algorithm.partialCredit, 'continued RFT keeps resolved episodes only: no partial credit');
+  const graded = gunzipSync(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+  t.ok(graded.length > 0, `${graded.length} episodes of step 1`);
+  for (const x of graded.filter((x) => x.termination !== 'error')) {
+    t.ok(x.goldSimilarity >= 0 && x.goldSimilarity <= 1, `${x.taskId}: similarity ${x.goldSimilarity} to the gold patch`);
+    t.equal(x.shapedReward, x.filtered ? 0 : x.reward === 1 ? 1 : Math.fround(0.5 * x.goldSimilarity), `${x.taskId}: shaped reward ${x.shapedReward}`);
+  }
   for (const arm of ['grpo++', 'rft-continued']) {
     const curriculum = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', `4-${arm}`, 'config.json'), 'utf8')).tasks.curriculum;
     t.match(curriculum, { startTier: 'all', placement: true, tiers: demo.curriculum.tiers }, `${arm}: starts at --rl-start-tier, the tiers otherwise the demo's`);
@@ -163,6 +173,9 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const badCoef = await runTs(DEMO, [...args('5e-5'), '--rl-entropy-coef=-1e3'], env);
   t.not(badCoef.code, 0, 'an entropy coefficient past the loss\'s bound is refused');
   t.match(badCoef.output, /--rl-entropy-coef is "-1e3"; give a number in \[-100, 100\]/, 'naming the flag and the bounds');
+  const badCredit = await runTs(DEMO, [...args('5e-5'), '--rl-partial-credit', '1'], env);
+  t.not(badCredit.code, 0, 'partial credit of 1 (a resolved episode\'s) is refused');
+  t.match(badCredit.output, /--rl-partial-credit is "1"; give a number in \[0, 0.99\]/, 'naming the flag and the bounds');
   const badSource = await runTs(DEMO, [...args('5e-5'), '--sft-tasks', 'held-out'], env);
   t.not(badSource.code, 0, 'an unknown --sft-tasks is refused');
   t.match(badSource.output, /--sft-tasks is "held-out"; use one of default, tiers/, 'naming the flag and the choices');

@@ -178,7 +178,9 @@ t.test('the gold patch through file_editor scores 1; nothing done scores 0', asy
   t.teardown(() => fixed.close());
   await fixed.reset();
   await fixed.step(FIX);
-  t.equal((await fixed.reward()).reward, 1);
+  const resolved = await fixed.reward();
+  t.equal(resolved.reward, 1);
+  t.equal(resolved.goldSimilarity, 1, 'the gold change, made by the editor: similarity 1 to the gold patch');
 
   // An empty patch scores 0 without a grading sandbox: the episode's own is the only one made.
   // Edited and put back is empty too: the diff is what counts, not the steps.
@@ -190,6 +192,7 @@ t.test('the gold patch through file_editor scores 1; nothing done scores 0', asy
   const untouched = await idle.reward();
   t.same({ reward: untouched.reward, tests: untouched.tests, patch: untouched.patch }, { reward: 0, tests: {}, patch: '' });
   t.match(untouched.reason, /^the patch is empty: the episode changed no file, so no test ran$/);
+  t.equal(untouched.goldSimilarity, 0, 'nothing changed: similarity 0');
   t.equal(counting.creates, 1, 'no grading sandbox');
 
   // emptyPatch 'grade' runs the tests on the untouched repository (what task validation checks).

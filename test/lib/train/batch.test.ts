@@ -24,6 +24,7 @@ interface Spec {
   sampled: [number, number][];
   turns?: number;
   responseTokens?: number;
+  goldSimilarity?: number;
 }
 
 function trajectory(spec: Spec): Trajectory {
@@ -62,6 +63,7 @@ function trajectory(spec: Spec): Trajectory {
     attempts: 1,
     weightVersion: 0,
     timings: { totalMs: 0, generateMs: 0, envMs: 0, rewardMs: 0 },
+    ...(spec.goldSimilarity !== undefined ? { goldSimilarity: spec.goldSimilarity } : {}),
   };
 }
 
@@ -98,7 +100,8 @@ interface Reference {
 
 function reference(trajectories: Trajectory[], alg: AlgorithmConfig): Reference {
   const filtered = trajectories.map((x) => (alg.truncation === 'mask' && COMPACT_FILTERED.has(x.termination) ? 1 : 0));
-  let rewards = trajectories.map((x, i) => (filtered[i] ? 0 : x.reward));
+  // Partial credit: an unresolved episode earns partialCredit x its gold similarity (0 when ungraded).
+  let rewards = trajectories.map((x, i) => (filtered[i] ? 0 : x.reward === 1 ? 1 : alg.partialCredit * (x.goldSimilarity ?? 0)));
   if (alg.truncation === 'penalize') {
     const { threshold, maxTurns } = alg.turnPenalty;
     rewards = rewards.map((r, i) => {
@@ -117,7 +120,7 @@ function reference(trajectories: Trajectory[], alg: AlgorithmConfig): Reference 
   }
   rewards = rewards.map(Math.fround); // the pipeline's rewards are float32
   const groups = trajectories.map((x) => x.group);
-  const advantages = referenceAdvantages(rewards, groups, alg.estimator);
+  const advantages = referenceAdvantages(rewards, groups, alg.estimator).map((a) => (a < 0 ? a * alg.negativeScale : a));
   let kept = trajectories.map(() => 1);
   if (alg.groupFilter === 'informative') kept = groups.map((g) => (new Set(rewards.filter((_, j) => groups[j] === g)).size > 1 ? 1 : 0));
   if (alg.groupFilter === 'nonzero-advantage') kept = advantages.map((a) => (a !== 0 ? 1 : 0));
@@ -252,6 +255,40 @@ t.test('grpo++: compact filtering, leave-one-out advantages, seq-mean-token-sum-
   const one = miniBatches(batch, shaped, alg, order, 1);
   t.same(one.map((b) => b.indexes), [[7, 0, 5, 6, 2]]);
   t.ok(close([one[0]!.sequences[0]!.weights[2]!], [1 / (8 * 64)]));
+});
+
+t.test('partial credit: an unresolved episode earns partialCredit x its similarity to the gold patch', async (t) => {
+  const batch = [
+    trajectory({ group: 0, sample: 0, reward: 1, goldSimilarity: 0.7, length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 0, sample: 1, reward: 0, goldSimilarity: 0.8, length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 0, sample: 2, reward: 0, length: 10, sampled: [[2, 8]], termination: 'error' }),
+    trajectory({ group: 0, sample: 3, reward: 0, goldSimilarity: 0.9, length: 10, sampled: [[2, 8]], termination: 'max_steps' }),
+    trajectory({ group: 1, sample: 0, reward: 0, goldSimilarity: 0.5, length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 1, sample: 1, reward: 0, goldSimilarity: 0, length: 10, sampled: [[2, 8]] }),
+  ];
+  const alg = algorithm('grpo++', { partialCredit: 0.5, groupFilter: 'informative' });
+  const shaped = shapeBatch(batch, alg);
+  // A resolved episode keeps 1 (not its similarity); an ungraded one gets 0; compact filtering still zeroes.
+  t.ok(close(shaped.rewards, [1, 0.4, 0, 0, 0.25, 0]), `rewards ${Array.from(shaped.rewards)}`);
+  t.same(Array.from(shaped.kept), [1, 1, 1, 1, 1, 1], 'a group whose samples all failed is informative when their patches differ');
+  t.ok(close(shaped.advantages, [1 - 0.4 / 3, 0.4 - 1 / 3, -1.4 / 3, -1.4 / 3, 0.25, -0.25]), `advantages ${Array.from(shaped.advantages)}`);
+  checkShaped(t, shaped, reference(batch, alg), 'partial credit');
+  t.same(Array.from(shapeBatch(batch, algorithm('grpo++', { groupFilter: 'informative' })).kept), [1, 1, 1, 1, 0, 0], 'without it, the failed group teaches nothing');
+});
+
+t.test('negativeScale scales the pushes against worse samples and keeps the others', async (t) => {
+  const batch = mixedBatch();
+  const full = shapeBatch(batch, algorithm('grpo++'));
+  for (const scale of [0, 0.25]) {
+    const alg = algorithm('grpo++', { negativeScale: scale });
+    const scaled = shapeBatch(batch, alg);
+    t.same(Array.from(scaled.rewards), Array.from(full.rewards), `${scale}: rewards unchanged`);
+    t.same(Array.from(scaled.advantages), Array.from(full.advantages, (a) => (a < 0 ? Math.fround(a * scale) : a)), `${scale}: advantages ${Array.from(scaled.advantages)}`);
+    checkShaped(t, scaled, reference(batch, alg), `negativeScale ${scale}`);
+  }
+  const positiveOnly = algorithm('grpo++', { negativeScale: 0 });
+  const batches = miniBatches(batch, shapeBatch(batch, positiveOnly), positiveOnly, [0, 1, 2, 3, 4, 5, 6, 7], 1);
+  t.same(batches.map((b) => b.indexes), [[0, 5, 6]], 'at 0, only the samples that beat their baseline reach the loss');
 });
 
 t.test('the split is near-equal and covers every kept trajectory once', async (t) => {
@@ -410,6 +447,10 @@ t.test('random batches against the reference', async (t) => {
     ['nebius', algorithm('nebius', { turnPenalty: { threshold: 3, maxTurns: 8 } })],
     ['grpo++ penalize informative', algorithm('grpo++', { truncation: 'penalize', turnPenalty: { threshold: 2, maxTurns: 6 }, groupFilter: 'informative', aggregation: 'seq-mean-token-mean' })],
     ['drgrpo mask overlong nonzero', algorithm('drgrpo', { truncation: 'mask', overlong: { maxLength: 30, bufferLength: 15 }, groupFilter: 'nonzero-advantage', aggregation: 'token-mean' })],
+    ['grpo++ partial credit informative', algorithm('grpo++', { partialCredit: 0.5, groupFilter: 'informative' })],
+    ['nebius partial credit', algorithm('nebius', { partialCredit: 0.3, turnPenalty: { threshold: 3, maxTurns: 8 } })],
+    ['grpo++ negatives scaled', algorithm('grpo++', { negativeScale: 0.25 })],
+    ['nebius positives only', algorithm('nebius', { negativeScale: 0 })],
   ];
   for (const [label, alg] of configs) {
     for (let trial = 0; trial < 4; trial++) {
@@ -431,6 +472,8 @@ t.test('random batches against the reference', async (t) => {
               responseTokens: rng.int(50),
               length,
               sampled,
+              // Some episodes were never graded (no similarity).
+              ...(rng.int(4) > 0 ? { goldSimilarity: rng.uniform() } : {}),
             }),
           );
         }

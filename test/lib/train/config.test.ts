@@ -188,6 +188,10 @@ t.test('errors name the field', async (t) => {
   refuses(t, config({ tasks: { kind: 'atari' } }), 'config.tasks.kind', /"frozenlake" or "swe"/, 'bad tasks.kind');
   refuses(t, config({ tasks: {} }), 'config.tasks.kind', /"frozenlake" or "swe"/, 'tasks without kind');
   refuses(t, config({ tasks: { kind: 'swe' } }), 'config.tasks.path', /required/, 'swe without path');
+  refuses(t, config({ algorithm: { partialCredit: 0.5 } }), 'config.algorithm.partialCredit', /"frozenlake".*remove partialCredit/, 'partial credit without patches');
+  refuses(t, config({ algorithm: { preset: 'rft', partialCredit: 0.5 } }), 'config.algorithm.partialCredit', /rejection fine-tuning .* resolved ones only/, 'partial credit with rejection fine-tuning');
+  refuses(t, config({ algorithm: { negativeScale: 1.5 } }), 'config.algorithm.negativeScale', /must be/, 'negatives scaled up');
+  refuses(t, config({ algorithm: { partialCredit: 1 } }), 'config.algorithm.partialCredit', /less than 1|< 1|exclusiveMaximum|must be/, 'partial credit of a resolved episode');
 
   refuses(t, config({ model: { preset: 'qwen3-tiny', path: 'models/q' } }), 'config.model', /exactly one of preset .* and path/, 'model with both');
   refuses(t, config({ model: {} }), 'config.model', /exactly one of preset .* and path/, 'model with neither');

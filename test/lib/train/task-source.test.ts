@@ -9,7 +9,7 @@ import path from 'node:path';
 import t from 'tap';
 
 import { resolveTrainConfig } from '../../../lib/train/config.js';
-import { openTaskSource } from '../../../lib/train/task-source.js';
+import { assertGoldPatches, openTaskSource } from '../../../lib/train/task-source.js';
 
 function config(dir: string, generate: object, extra: object = {}) {
   return {
@@ -75,4 +75,19 @@ t.test('tasks.generate is checked when the config loads', async (t) => {
   t.throws(() => resolveTrainConfig({ ...config(dir, {}), tasks: { kind: 'swe' } }), /config\.tasks\.path is required; name a task folder suite or dataset rows, or generate tasks/);
   const placed = resolveTrainConfig(config(dir, { train: 4, heldout: 1 }, { path: 'elsewhere' }));
   t.equal(placed.tasks.kind === 'swe' && placed.tasks.path, path.resolve('elsewhere'), 'or where tasks.path says');
+});
+
+t.test('algorithm.partialCredit needs a gold patch for every training task', async (t) => {
+  const dir = path.join(t.testdir(), 'run');
+  const resolved = resolveTrainConfig(config(dir, { train: 3, heldout: 0, functions: { min: 1, max: 1 }, lines: { min: 4, max: 20 } }));
+  const source = await openTaskSource(resolved.tasks, 'swerl-test');
+  t.ok(source.train.every((ref) => ref.task?.goldPatch), 'generated tasks carry their gold patch');
+  assertGoldPatches(source, 'config.algorithm.partialCredit');
+  rmSync(path.join(dir, 'tasks', source.train[1]!.id, 'gold.patch'));
+  const folders = resolveTrainConfig({ ...config(dir, {}), tasks: { kind: 'swe', path: path.join(dir, 'tasks') } });
+  const without = await openTaskSource(folders.tasks, 'swerl-test');
+  t.throws(() => assertGoldPatches(without, 'config.algorithm.partialCredit'), {
+    code: 'ERR_SWERL_INVALID_ARG',
+    message: new RegExp(`config\\.algorithm\\.partialCredit.*training task ${source.train[1]!.id} has none.*remove it`),
+  });
 });
