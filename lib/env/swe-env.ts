@@ -198,22 +198,9 @@ export class SweEnv implements Env {
         return this.graded;
       }
       if (patch === '' && this.options.emptyPatch === 'unresolved') {
-        this.graded = { reward: 0, tests: {}, reason: 'the patch is empty: the episode changed no file, so no test ran', patch, log: '', ...this.goldSimilarity(patch) };
-        return this.graded;
-      }
-      const grade = () => gradePatch(this.backend, this.task, patch, {
-        timeoutMs: this.options.rewardTimeoutMs,
-        ...(this.options.label !== undefined ? { label: this.options.label } : {}),
-      });
-      // A grading sandbox lost to the infrastructure (its Docker host went away) is made again
-      // (elsewhere, with many hosts): the patch is known, so only the grading is redone.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          this.graded = { ...(await grade()), patch };
-          break;
-        } catch (error) {
-          if (!isInfrastructureFault(error) || attempt >= GRADING_ATTEMPTS) throw error;
-        }
+        this.graded = { reward: 0, tests: {}, reason: 'the patch is empty: the episode changed no file, so no test ran', patch, log: '' };
+      } else {
+        this.graded = await this.grade(patch);
       }
     } catch (error) {
       // The infrastructure failed (no sandbox, or the episode's own lost before its patch was
@@ -223,6 +210,22 @@ export class SweEnv implements Env {
     }
     Object.assign(this.graded, this.goldSimilarity(patch));
     return this.graded;
+  }
+
+  /**
+   * Grades the patch in a fresh sandbox. One lost to the infrastructure (its Docker host went
+   * away) is made again (elsewhere, with many hosts): the patch is known, so only the grading is
+   * redone.
+   */
+  private async grade(patch: string): Promise<SweRewardResult> {
+    const options = { timeoutMs: this.options.rewardTimeoutMs, ...(this.options.label !== undefined ? { label: this.options.label } : {}) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { ...(await gradePatch(this.backend, this.task, patch, options)), patch };
+      } catch (error) {
+        if (!isInfrastructureFault(error) || attempt >= GRADING_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /** The patch's similarity to the task's gold patch, where the task has one. */

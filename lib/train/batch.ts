@@ -1,7 +1,8 @@
 /**
  * From a step's trajectories to the sequences of its optimizer steps, as plain data: reward
  * shaping (partial credit, truncation policy, overlong penalty), advantages per group (their
- * negative side scaled by negativeScale), group filters, mini-batches and token weights. No model here, so every rule is unit-tested on its own.
+ * negative side scaled by negativeScale), group filters, mini-batches and token weights. No
+ * model here, so every rule is unit-tested on its own.
  *
  * Filtered trajectories (compact filtering) stay in their group with reward 0 and every token
  * masked: they pull the baseline down and are not trained on.
@@ -60,7 +61,7 @@ export function shapeBatch(trajectories: readonly Trajectory[], algorithm: Algor
 /**
  * An unresolved episode's reward under algorithm.partialCredit: credit x its patch's similarity
  * to the gold patch; 0 for an episode that was never graded (it failed before its reward).
- * That every task has a gold patch is checked when the run starts (checkPartialCredit).
+ * That every task has a gold patch is checked when the run starts (assertGoldPatches).
  */
 function withPartialCredit(t: Trajectory, credit: number): number {
   return t.reward === 1 ? 1 : credit * (t.goldSimilarity ?? 0);

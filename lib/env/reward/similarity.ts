@@ -47,8 +47,10 @@ export function textSimilarity(a: string, b: string): number {
   let common: number;
   let total: number;
   if (a.length * b.length <= MAX_CELLS) {
-    common = lcsWeight([...a], [...b], (x, y) => x === y, () => 1);
-    total = [...a].length + [...b].length;
+    const ca = [...a];
+    const cb = [...b];
+    common = lcsWeight(ca, cb, (x, y) => x === y, () => 1);
+    total = ca.length + cb.length;
   } else {
     // Each line counts its characters and the newline after it.
     const lines = (text: string) => text.split('\n');
