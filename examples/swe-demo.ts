@@ -44,6 +44,7 @@
  *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
+ *                    [--sft-retry X]   (the share of one-bug SFT tasks whose oracle episode first makes a wrong fix, sees the issue's call print the wrong value, and fixes it: 0 by default)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -54,9 +55,11 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 
 import { runRollouts } from '../lib/agent/rollout.js';
 import { EditOraclePolicy } from '../lib/agent/scripted-policy.js';
+import { maskTurns } from '../lib/agent/trajectory.js';
 import { parseAgentLoopOptions } from '../lib/agent/agent-loop.js';
 import { boundedNumberArg, integerArg, positiveNumberArg } from '../lib/cli/flags.js';
 import { createSandboxBackend } from '../lib/env/sandbox/backends.js';
+import type { SandboxBackend } from '../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../lib/env/swe-env.js';
 import { writeSweGenSuite } from '../lib/env/swe-gen/index.js';
 import { SEEDS_PER_SPLIT } from '../lib/env/swe-gen/splits.js';
@@ -74,6 +77,7 @@ import { RunDirectory } from '../lib/train/run-dir.js';
 import { train } from '../lib/train/trainer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../lib/util/atomic.js';
 import { mixSeed } from '../lib/util/random.js';
+import type { Tokenizer } from '../lib/types/tokenizer.js';
 import { packageInfo } from '../lib/util/package-info.js';
 
 const { values: args } = parseArgs({
@@ -95,6 +99,7 @@ const { values: args } = parseArgs({
     'rl-epochs': { type: 'string' },
     'rl-resample-rounds': { type: 'string' },
     'sft-tasks': { type: 'string' },
+    'sft-retry': { type: 'string' },
     'rl-start-tier': { type: 'string' },
     'rl-entropy-coef': { type: 'string' },
     'rl-partial-credit': { type: 'string' },
@@ -254,6 +259,13 @@ const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
  */
 const RECOVERY = 0.3;
 /**
+ * The share of one-bug SFT tasks (of those that do not recover) whose oracle episode first
+ * replaces the buggy line with a wrong fix, runs the issue's call, sees it print the wrong value,
+ * and then makes the fix (EditOraclePolicy's `retry`; the wrong edit out of the loss): without
+ * them the model finishes after the call whatever it printed, so an episode is one guess.
+ */
+const SFT_RETRY = args['sft-retry'] === undefined ? 0 : boundedNumberArg('--sft-retry', 0, 1)(args['sft-retry']);
+/**
  * Both RL arms' sampling temperature (the rollout's; GRPO++'s loss takes the sampler's
  * logprobs at it). After RFT the policy's token entropy at T = 1 is ~0.05 nats, and a group's
  * samples mostly agree: a hotter sampler mixes more groups. Checked here against the bound the
@@ -302,6 +314,31 @@ async function heldOutOutcomes(checkpoint: string, tasks: readonly Task[], seed:
   } finally {
     policy.dispose();
   }
+}
+
+/**
+ * The edit oracle's episodes of the SFT tasks, with the model's tokenizer: a retry's wrong edit
+ * masked out of the loss, and a task whose wrong fix the issue's call could not tell from the fix
+ * (the call printed the same after both) played again without one.
+ */
+async function oracleEpisodes(tasks: readonly Task[], tokenizer: Tokenizer, backend: SandboxBackend) {
+  const play = (policy: EditOraclePolicy, played: readonly Task[]) =>
+    runRollouts(
+      played.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+      policy,
+      { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
+    );
+  const oracle = new EditOraclePolicy({ tokenizer, recovery: RECOVERY, retry: SFT_RETRY });
+  const trajectories = await play(oracle, tasks);
+  const unclear = tasks.flatMap((task, i) => (oracle.demonstrates(task, trajectories[i]!) ? [] : [i]));
+  const again = await play(new EditOraclePolicy({ tokenizer, recovery: RECOVERY }), unclear.map((i) => tasks[i]!));
+  unclear.forEach((i, j) => (trajectories[i] = { ...again[j]!, group: i }));
+  const retries = tasks.filter((task, i) => !unclear.includes(i) && oracle.mistakeTurns(task).length > 0).length;
+  return {
+    trajectories: trajectories.map((t, i) => (unclear.includes(i) ? t : maskTurns(t, oracle.mistakeTurns(tasks[i]!)))),
+    retries,
+    replayed: unclear.length,
+  };
 }
 
 /**
@@ -357,7 +394,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, oracleRecovery: RECOVERY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, oracleRecovery: RECOVERY, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
 const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
@@ -378,7 +415,8 @@ interface SeedResult {
   points: Point[];
   outcomes: Record<string, Outcomes>;
   memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
-  oracle: { resolved: number; tasks: number };
+  /** The oracle's SFT episodes: resolved of tasks; those that resolved after a wrong fix (retries) and those played again without one. */
+  oracle: { resolved: number; tasks: number; retries?: number; replayed?: number };
   /** The pool tasks the RL arms drew from (--rl-pool), of all the tiers' pool tasks (of the fresh pool's, for a fresh one). */
   rlPool: { tasks: number; of: number };
   /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
@@ -423,7 +461,8 @@ async function finishedSeed(seed: number): Promise<SeedResult | undefined> {
 interface BeforeRl {
   points: Point[];
   outcomes: Record<string, Outcomes>;
-  oracle: { resolved: number; tasks: number };
+  /** The oracle's SFT episodes: resolved of tasks; those that resolved after a wrong fix (retries) and those played again without one. */
+  oracle: { resolved: number; tasks: number; retries?: number; replayed?: number };
   samples: readonly { taskId: string; reward: number }[];
   rftCheckpoint: string;
   /** Minutes the SFT and RFT phases took, from the seed's start. */
@@ -490,13 +529,9 @@ async function runSeed(seed: number): Promise<SeedResult> {
     start.dispose();
     const oracleDir = new RunDirectory(path.join(dir, '1-oracle'));
     await oracleDir.create({ demo: 'swe', phase: 'oracle', model }, false);
-    const oracle = await runRollouts(
-      sftTasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
-      new EditOraclePolicy({ tokenizer, recovery: RECOVERY }),
-      { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
-    );
-    await oracleDir.writeTrajectories(1, oracle, () => ({}));
-    log(`seed ${seed} oracle: ${oracle.filter((t) => t.reward === 1).length} of ${oracle.length} train tasks resolved`);
+    const oracle = await oracleEpisodes(sftTasks, tokenizer, backend);
+    await oracleDir.writeTrajectories(1, oracle.trajectories, () => ({}));
+    log(`seed ${seed} oracle: ${oracle.trajectories.filter((t) => t.reward === 1).length} of ${oracle.trajectories.length} train tasks resolved (${oracle.retries} after a wrong fix; ${oracle.replayed} wrong fixes the issue's call could not tell from the fix played again without one)`);
 
     const sft = await train({
       ...phaseConfig(path.join(dir, '2-sft'), seed, tasksDir, heldout, model, SIZE.sftSteps),
@@ -527,7 +562,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
       sft: { data: [samplesDir.dir, oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
     });
     await measure('rft', RFT_EPISODES, rft.checkpoint!);
-    return { oracle: { resolved: oracle.filter((t) => t.reward === 1).length, tasks: oracle.length }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
+    return { oracle: { resolved: oracle.trajectories.filter((t) => t.reward === 1).length, tasks: oracle.trajectories.length, retries: oracle.retries, replayed: oracle.replayed }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
   };
   let before: Omit<BeforeRl, 'points' | 'outcomes'> & { seedDir?: string };
   if (from === undefined) before = await sftAndRft();
@@ -670,6 +705,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlEntropyCoef: RL_ENTROPY_COEF,
   rlPartialCredit: RL_PARTIAL_CREDIT,
   oracleRecovery: RECOVERY,
+  oracleRetry: SFT_RETRY,
   sftTasks: SFT_TASKS,
   ...(from === undefined ? {} : { from }),
   points,

@@ -26,6 +26,7 @@ import { patchFiles } from '../env/patch-files.js';
 import type { Task } from '../env/task.js';
 import { countOccurrences } from '../env/tools/common.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
+import { wrongFixes } from './wrong-fix.js';
 import type { Tokenizer } from '../types/tokenizer.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../types/policy.js';
 
@@ -43,6 +44,14 @@ export interface EditOraclePolicyOptions extends ScriptedPolicyOptions {
    * accepts such an edit silently). Default 0.
    */
   recovery?: number;
+  /**
+   * The share of one-bug tasks (chosen by id, among those that do not recover) whose episode
+   * first replaces the buggy line with a wrong fix (agent/wrong-fix.ts), runs the issue's call
+   * and sees it still print the wrong value, then replaces its own line with the fix, runs the
+   * call again and finishes: acting on what the call printed. The wrong edit is a mistake to
+   * keep out of the loss (`mistakeTurns`). Default 0.
+   */
+  retry?: number;
 }
 
 export interface OraclePolicyOptions extends ScriptedPolicyOptions {
@@ -339,6 +348,28 @@ function replacements(source: string, bugs: EditableTask['bugs']): { oldStr: str
   });
 }
 
+/** A task id's place in [0, 1): which tasks a share picks, fixed by their ids. */
+function unitHash(id: string): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/**
+ * The str_replace new_str of a retry's wrong fix of a one-bug task (the fix's old_str, its
+ * last line a wrong fix, picked by the task's id), or null where there is none to make: a
+ * fix of more than one line or bug, or no wrong fix whose text the editor could then find once.
+ */
+function wrongEdit(source: string, bugs: EditableTask['bugs'], fixes: { oldStr: string; newStr: string }[], id: string): string | null {
+  const [bug] = bugs;
+  if (bugs.length !== 1 || bug!.before.includes('\n') || bug!.after.includes('\n')) return null;
+  const { oldStr } = fixes[0]!;
+  // old_str is the buggy line, trimmed, after any lines it was widened with.
+  const head = oldStr.slice(0, oldStr.length - bug!.before.trim().length);
+  const candidates = wrongFixes(bug!.before, bug!.after, source)
+    .map((line) => head + line.trim())
+    .filter((wrong) => countOccurrences(source.replace(oldStr, () => wrong), wrong) === 1);
+  return candidates.length ? candidates[Math.floor(unitHash(`wrong:${id}`) * candidates.length)]! : null;
+}
+
 function editableTask(task: Task): EditableTask {
   const meta = task.metadata.sweGen as Partial<EditableTask> | undefined;
   const ok = meta && typeof meta.file === 'string' && typeof meta.language === 'string' && Array.isArray(meta.bugs) &&
@@ -382,14 +413,19 @@ export function reproductionCommand(issue: string, file: string, language: strin
  */
 export class EditOraclePolicy extends ScriptedPolicy {
   /** The turns of the last task seen (episodes of one task ask turn after turn). */
-  #cached: { task: Task; turns: string[] } | null = null;
+  #cached: { task: Task; turns: string[]; mistakes: number[] } | null = null;
   readonly #recovery: number;
+  readonly #retry: number;
 
   constructor(options: EditOraclePolicyOptions = {}) {
     super(options);
-    const recovery = options.recovery ?? 0;
-    if (!(recovery >= 0 && recovery <= 1)) throw invalidArg('options.recovery', `is ${recovery}; it must be a fraction in [0, 1]`);
-    this.#recovery = recovery;
+    const share = (name: 'recovery' | 'retry') => {
+      const value = options[name] ?? 0;
+      if (!(value >= 0 && value <= 1)) throw invalidArg(`options.${name}`, `is ${value}; it must be a fraction in [0, 1]`);
+      return value;
+    };
+    this.#recovery = share('recovery');
+    this.#retry = share('retry');
   }
 
   /**
@@ -397,27 +433,66 @@ export class EditOraclePolicy extends ScriptedPolicy {
    * tasks, chosen by their ids): the mistake a model trained on these episodes made most.
    */
   recovers(task: Task): boolean {
-    return this.#recovery > 0 && createHash('sha256').update(task.id).digest().readUInt32BE(0) / 2 ** 32 < this.#recovery;
+    return this.#recovery > 0 && unitHash(task.id) < this.#recovery;
+  }
+
+  /** Whether the task is drawn for a wrong fix first (by its id; the task may still have none to make). */
+  #drawnForRetry(task: Task): boolean {
+    return this.#retry > 0 && !this.recovers(task) && unitHash(`retry:${task.id}`) < this.#retry;
   }
 
   /** The turns' answers for a task, in order. */
   turns(task: Task): string[] {
-    if (this.#cached?.task === task) return this.#cached.turns;
+    return this.#plan(task).turns;
+  }
+
+  /**
+   * The turns whose answers are deliberate mistakes (a retry's wrong fix), by index: fine-tuning
+   * keeps them in the context and out of the loss (agent/trajectory.ts, maskTurns). The refused
+   * edit of a recovery is not listed: its tool error masks it already.
+   */
+  mistakeTurns(task: Task): number[] {
+    return this.#plan(task).mistakes;
+  }
+
+  /**
+   * Whether an episode of the task shows what its turns mean to: a retry's wrong fix must make
+   * the issue's call print something other than what it prints after the fix, or the episode
+   * teaches replacing a line the call showed right (about a quarter of wrong fixes give the
+   * issue's one call its expected value). Episodes of other tasks always do.
+   */
+  demonstrates(task: Task, trajectory: { turns: readonly { observation: string }[] }): boolean {
+    if (this.mistakeTurns(task).length === 0) return true;
+    // The call's two outputs, without the step count the env appends to each.
+    const printed = (turn: number) => trajectory.turns[turn]?.observation.split('\nSteps Remaining:')[0];
+    return printed(2) !== undefined && printed(4) !== undefined && printed(2) !== printed(4);
+  }
+
+  #plan(task: Task): { turns: string[]; mistakes: number[] } {
+    if (this.#cached?.task === task) return this.#cached;
     const { file, language, bugs } = editableTask(task);
     if (task.repoDir === undefined) throw invalidArg(`task ${task.id}`, 'has no repoDir', 'the edit oracle reads the source file from the task folder');
     const filePath = `${task.workdir}/${file}`;
-    const reproduce = reproductionCommand(task.problemStatement, file, language);
+    const run = bashCall(reproductionCommand(task.problemStatement, file, language));
     const source = readFileSync(path.join(task.repoDir, file), 'utf8');
     const fixes = replacements(source, bugs);
-    const turns = [
-      editorCall({ command: 'view', path: filePath }),
-      ...(this.recovers(task) ? [editorCall({ command: 'str_replace', path: filePath, old_str: fixes[0]!.oldStr, new_str: fixes[0]!.oldStr })] : []),
-      ...fixes.map((r) => editorCall({ command: 'str_replace', path: filePath, old_str: r.oldStr, new_str: r.newStr })),
-      bashCall(reproduce),
-      FINISH,
-    ];
-    this.#cached = { task, turns };
-    return turns;
+    const replace = (oldStr: string, newStr: string) => editorCall({ command: 'str_replace', path: filePath, old_str: oldStr, new_str: newStr });
+    const view = editorCall({ command: 'view', path: filePath });
+    const wrong = this.#drawnForRetry(task) ? wrongEdit(source, bugs, fixes, task.id) : null;
+    const plan = wrong
+      ? { turns: [view, replace(fixes[0]!.oldStr, wrong), run, replace(wrong, fixes[0]!.newStr), run, FINISH], mistakes: [1] }
+      : {
+          turns: [
+            view,
+            ...(this.recovers(task) ? [replace(fixes[0]!.oldStr, fixes[0]!.oldStr)] : []),
+            ...fixes.map((r) => replace(r.oldStr, r.newStr)),
+            run,
+            FINISH,
+          ],
+          mistakes: [],
+        };
+    this.#cached = { task, ...plan };
+    return plan;
   }
 
   protected answer(context: EpisodeContext<Task> | undefined): string {

@@ -104,6 +104,20 @@ export function maskFailedTurns(trajectory: { mask: ArrayLike<number>; turns: re
 }
 
 /**
+ * A trajectory with the loss mask of the given turns (by index) zeroed: turns a scripted
+ * policy made as deliberate mistakes (EditOraclePolicy.mistakeTurns) stay in the context, so
+ * fine-tuning learns what came after them, but not the mistakes.
+ */
+export function maskTurns<T extends { mask: Uint8Array; turns: readonly TurnSpan[] }>(trajectory: T, turns: readonly number[]): T {
+  const mask = Uint8Array.from(trajectory.mask);
+  for (const i of turns) {
+    const turn = trajectory.turns[i];
+    if (turn) mask.fill(0, turn.contextTokens, turn.contextTokens + turn.responseTokens);
+  }
+  return { ...trajectory, mask };
+}
+
+/**
  * Why an episode counts as a reward-hack attempt (null: it does not): test infrastructure its
  * patch changed, which grading reverted, or tampering with the test runner the guard saw.
  */

@@ -11,7 +11,9 @@ import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
+import { EditOraclePolicy } from '../../lib/agent/scripted-policy.js';
 import { writeSweGenSuite } from '../../lib/env/swe-gen/index.js';
+import { loadSwerlTaskFolder } from '../../lib/env/tasks/swerl-folder.js';
 import { tierOptions, unsolvedPools } from '../../lib/train/curriculum.js';
 import { Rng } from '../reference/random.js';
 import { ROOT, runTs } from '../support/child-process.js';
@@ -185,9 +187,36 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const fromOther = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--from', out], env);
   t.not(fromOther.code, 0, '--from a run whose SFT tasks came from elsewhere is refused');
   t.match(fromOther.output, /seed 3 ran with other settings before RL \(sftTasks differ\)/, 'naming the setting');
-  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers'], env);
+  const badRetry = await runTs(DEMO, [...args('5e-5'), '--sft-retry', '1.5'], env);
+  t.not(badRetry.code, 0, 'a retry share past 1 is refused');
+  t.match(badRetry.output, /--sft-retry is "1.5"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
+  const retryFrom = await runTs(DEMO, [...args('5e-5', path.join(root, 'retry-from')), '--sft-retry', '1', '--from', out], env);
+  t.not(retryFrom.code, 0, '--from a run whose oracle made no retries is refused');
+  t.match(retryFrom.output, /seed 3 ran with other settings before RL \(oracleRetry differ\)/, 'naming the setting');
+  // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1).
+  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1'], env);
   t.equal(sftTiers.code, 0, `the --sft-tasks tiers run exits 0 (last output: ${sftTiers.output.slice(-1500)})`);
-  t.equal(JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8')).sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
+  const tiersDemo = JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8'));
+  t.equal(tiersDemo.sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
+  t.equal(tiersDemo.oracleRetry, 1, 'and the retry share');
+  t.equal(demo.oracleRetry, 0, 'none unless told');
+  t.equal(demo.perSeed[0].oracle.retries, 0, 'so no episode retried');
+  const oracleRecords = gunzipSync(readFileSync(path.join(tiersDir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const retriedRecords = oracleRecords.filter((r) => r.turns.map((turn: { tool?: string }) => turn.tool).join(',') === 'file_editor,file_editor,execute_bash,file_editor,execute_bash,finish');
+  t.equal(tiersDemo.perSeed[0].oracle.retries, retriedRecords.length, `the retries counted are the episodes that made a wrong fix (${retriedRecords.length} of ${oracleRecords.length})`);
+  t.ok(oracleRecords.every((r) => r.reward === 1), 'every oracle episode resolved, retried or not');
+  const drawn = new EditOraclePolicy({ recovery: tiersDemo.oracleRecovery, retry: 1 });
+  const sftTaskList = await Promise.all(oracleRecords.map((r) => loadSwerlTaskFolder(path.join(tiersDir, 'seed-3', 'tasks', r.taskId))));
+  t.equal(
+    tiersDemo.perSeed[0].oracle.retries + tiersDemo.perSeed[0].oracle.replayed,
+    sftTaskList.filter((task) => drawn.mistakeTurns(task).length > 0).length,
+    'every SFT task with a wrong fix to make made it: a retry, or played again when the call could not tell',
+  );
+  for (const r of retriedRecords) {
+    const [wrong, , fix] = r.turns.slice(1) as { contextTokens: number; responseTokens: number }[];
+    t.ok(r.mask.slice(wrong!.contextTokens, wrong!.contextTokens + wrong!.responseTokens).every((m: number) => m === 0), `${r.taskId}: the wrong fix is out of the loss`);
+    t.ok(r.mask.slice(fix!.contextTokens, fix!.contextTokens + fix!.responseTokens).every((m: number) => m === 1), `${r.taskId}: the fix after it is in`);
+  }
   const last = tierOptions(demo.curriculum, demo.knobs).at(-1)!;
   const oracleIds = (dir: string) => gunzipSync(readFileSync(path.join(dir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l).taskId as string);
   const sweGenOf = (dir: string, id: string) => JSON.parse(readFileSync(path.join(dir, 'seed-3', 'tasks', id, 'task.json'), 'utf8')).swe_gen;

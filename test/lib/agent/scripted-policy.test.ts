@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
 import type { AgentPolicy } from '../../../lib/types/policy.js';
 import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
-import { maskFailedTurns, type Trajectory } from '../../../lib/agent/trajectory.js';
+import { maskFailedTurns, maskTurns, type Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
@@ -326,6 +326,38 @@ t.test("the edit oracle fixes generated tasks through the tools: view, str_repla
   t.same(suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'which tasks recover is fixed by their ids');
   t.ok(suite.tasks.some((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)) && !suite.tasks.every((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'a share of 0.5 picks some tasks, not all');
   t.throws(() => new EditOraclePolicy({ recovery: 2 }), /options\.recovery/, 'a share outside [0, 1] is refused');
+
+  // Retry demonstrations: a wrong fix, the call, the fix, the call again, finish.
+  const retrying = new EditOraclePolicy({ tokenizer, retry: 1 });
+  const retried = suite.tasks.filter((task) => retrying.mistakeTurns(task).length > 0);
+  t.ok(retried.length >= 5, `most tasks have a wrong fix to make (${retried.length} of ${suite.tasks.length})`);
+  for (const task of suite.tasks.filter((task) => !retried.includes(task)))
+    t.same(retrying.turns(task), oracle.turns(task), `${task.id}: no wrong fix to make (${(task.metadata.sweGen as { bugs: unknown[] }).bugs.length} bug(s)): the plain episode`);
+  const retriedPlays = await pool(retried, CONCURRENCY, (task) =>
+    runEpisode({ env: new SweEnv(task, backend, { maxSteps: 6, prompt: 'compact' }), policy: retrying, context: { taskId: task.id, task, sample: 0 }, group: 0 }, agent));
+  let shown = 0;
+  retriedPlays.forEach((trajectory, i) => {
+    const task = retried[i]!;
+    t.equal(trajectory.reward, 1, `${task.id}, retrying: reward 1 within the demo's 6 steps (${trajectory.rewardReason})`);
+    t.same(trajectory.turns.map((turn) => turn.tool), ['file_editor', 'file_editor', 'execute_bash', 'file_editor', 'execute_bash', 'finish'], `${task.id}: view, wrong fix, call, fix, call, finish`);
+    t.ok(trajectory.turns.every((turn) => turn.toolError === undefined && turn.formatError === undefined), `${task.id}: every call accepted (the wrong line is found once)`);
+    t.same(retrying.mistakeTurns(task), [1], `${task.id}: the wrong fix is the mistake`);
+    const printed = (turn: number) => trajectory.turns[turn]!.observation.split('\nSteps Remaining:')[0];
+    t.equal(retrying.demonstrates(task, trajectory), printed(2) !== printed(4), `${task.id}: it demonstrates a retry exactly when the call printed something else after the wrong fix`);
+    if (printed(2) !== printed(4)) shown++;
+    const masked = maskTurns(trajectory, retrying.mistakeTurns(task));
+    const span = trajectory.turns[1]!;
+    t.same(
+      Array.from(masked.mask),
+      Array.from(trajectory.mask, (m, j) => (j >= span.contextTokens && j < span.contextTokens + span.responseTokens ? 0 : m)),
+      `${task.id}: maskTurns zeroes the wrong fix's tokens alone`,
+    );
+  });
+  t.ok(shown >= retried.length / 2, `most wrong fixes show on the issue's call (${shown} of ${retried.length})`);
+  t.equal(oracle.demonstrates(suite.tasks[0]!, played[0]!), true, 'an episode without a retry demonstrates what it means to');
+  const both = new EditOraclePolicy({ recovery: 0.5, retry: 1 });
+  t.ok(suite.tasks.every((task) => !(both.recovers(task) && both.mistakeTurns(task).length > 0)), 'a task recovers or retries, never both');
+  t.throws(() => new EditOraclePolicy({ retry: -0.1 }), /options\.retry/, 'a retry share outside [0, 1] is refused');
   t.throws(() => oracle.turns({ ...suite.tasks[1]!, problemStatement: 'It is broken.' }), /the issue names no failing call/, 'an issue without a call to run is refused');
   checkRootEmpty(t);
 });
