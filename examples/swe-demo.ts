@@ -330,14 +330,16 @@ async function oracleEpisodes(tasks: readonly Task[], tokenizer: Tokenizer, back
     );
   const oracle = new EditOraclePolicy({ tokenizer, recovery: RECOVERY, retry: SFT_RETRY });
   const trajectories = await play(oracle, tasks);
-  const unclear = tasks.flatMap((task, i) => (oracle.demonstrates(task, trajectories[i]!) ? [] : [i]));
-  const again = await play(new EditOraclePolicy({ tokenizer, recovery: RECOVERY }), unclear.map((i) => tasks[i]!));
-  unclear.forEach((i, j) => (trajectories[i] = { ...again[j]!, group: i }));
-  const retries = tasks.filter((task, i) => !unclear.includes(i) && oracle.mistakeTurns(task).length > 0).length;
+  const unclear = new Set(tasks.flatMap((task, i) => (oracle.demonstrates(task, trajectories[i]!) ? [] : [i])));
+  const again = await play(new EditOraclePolicy({ tokenizer, recovery: RECOVERY }), [...unclear].map((i) => tasks[i]!));
+  [...unclear].forEach((i, j) => (trajectories[i] = { ...again[j]!, group: i }));
+  // The episodes that kept their wrong fix: its turn out of the loss.
+  const retried = tasks.flatMap((task, i) => (unclear.has(i) || oracle.mistakeTurns(task).length === 0 ? [] : [i]));
+  for (const i of retried) trajectories[i] = maskTurns(trajectories[i]!, oracle.mistakeTurns(tasks[i]!));
   return {
-    trajectories: trajectories.map((t, i) => (unclear.includes(i) ? t : maskTurns(t, oracle.mistakeTurns(tasks[i]!)))),
-    retries,
-    replayed: unclear.length,
+    trajectories,
+    retries: retried.length,
+    replayed: unclear.size,
   };
 }
 

@@ -23,6 +23,7 @@ import { SwerlError, invalidArg } from '../errors.js';
 import { formatTextAction, parseTextAction } from '../env/actions.js';
 import { shellQuote } from '../env/sandbox/sandbox.js';
 import { patchFiles } from '../env/patch-files.js';
+import { withoutStepsLine } from '../env/prompts.js';
 import type { Task } from '../env/task.js';
 import { countOccurrences } from '../env/tools/common.js';
 import { ByteTokenizer } from '../model/byte-tokenizer.js';
@@ -463,9 +464,8 @@ export class EditOraclePolicy extends ScriptedPolicy {
    */
   demonstrates(task: Task, trajectory: { turns: readonly { observation: string }[] }): boolean {
     if (this.mistakeTurns(task).length === 0) return true;
-    // The call's two outputs, without the step count the env appends to each.
-    const printed = (turn: number) => trajectory.turns[turn]?.observation.split('\nSteps Remaining:')[0];
-    return printed(2) !== undefined && printed(4) !== undefined && printed(2) !== printed(4);
+    const [first, second] = [trajectory.turns[2], trajectory.turns[4]];
+    return first !== undefined && second !== undefined && withoutStepsLine(first.observation) !== withoutStepsLine(second.observation);
   }
 
   #plan(task: Task): { turns: string[]; mistakes: number[] } {

@@ -59,6 +59,12 @@ export const NO_TOOL_CALL =
   'Your last message called no tool. Every reply must call exactly one tool with the ' +
   '<function=NAME><parameter=KEY>VALUE</parameter></function> format (or a tool call); call finish when you are done.';
 
+/** A SWE observation without the steps line the env appends to it (stepsRemainingLine): what the tool itself answered. */
+export function withoutStepsLine(observation: string): string {
+  const at = observation.lastIndexOf('\nSteps Remaining: ');
+  return at < 0 ? observation : observation.slice(0, at);
+}
+
 export function stepsRemainingLine(remaining: number): string {
   const line = `Steps Remaining: ${remaining}`;
   return remaining <= 1 ? `${line}\nYou are about to run out of steps: call finish now to submit your work.` : line;
