@@ -837,7 +837,10 @@ void check_decode_modes(const at::Device& device, uint64_t seed) {
   const Tokens off = run(DecodeMode::Off, nullptr), fixed = run(DecodeMode::Static, nullptr);
   double worst = 0;
   const bool same = compare(off, fixed, worst);
-  check(same && worst <= 1e-5, device.str() + " decode, static shapes: " + std::to_string(fixed.size()) +
+  // Both paths are float32 but reduce in different shapes (a padded batch, attention over the
+  // whole capacity), so logprobs differ by rounding: 2e-6 to 2e-5 over random seeds. The bound
+  // is the sampler check's (1e-4), not a figure tuned to the seeds seen.
+  check(same && worst <= 1e-4, device.str() + " decode, static shapes: " + std::to_string(fixed.size()) +
                                    " tokens over 64 steps as the dynamic path samples them (max |Δ logprob| " + fmt(worst) + ")");
   if (!device.is_cuda()) return;
   int64_t captures = 0;
