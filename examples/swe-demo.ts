@@ -42,8 +42,10 @@
  *                    [--rl-epochs N]   (GRPO++'s passes over a step's batch: PPO epochs, each pass clipped against the sampler's logprobs)
  *                    [--rl-entropy-coef=X]   (GRPO++'s entropy coefficient: the loss adds -X x the mixed groups' token entropy; 0 by default; a negative X needs the =)
  *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
+ *                    [--rl-empty-patch-penalty X]   (GRPO++'s reward for an unresolved episode that changed no file: -X; 0 by default)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
+ *                    [--sft-recover-elsewhere X]   (the share of recovering oracle episodes whose refused copy is of another line than the buggy one: 0 by default)
  *                    [--sft-retry X]   (the share of one-bug SFT tasks whose oracle episode first makes a wrong fix, sees the issue's call print the wrong value, and fixes it: 0 by default)
  *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
  */
@@ -100,9 +102,11 @@ const { values: args } = parseArgs({
     'rl-resample-rounds': { type: 'string' },
     'sft-tasks': { type: 'string' },
     'sft-retry': { type: 'string' },
+    'sft-recover-elsewhere': { type: 'string' },
     'rl-start-tier': { type: 'string' },
     'rl-entropy-coef': { type: 'string' },
     'rl-partial-credit': { type: 'string' },
+    'rl-empty-patch-penalty': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -221,6 +225,12 @@ const RL_ENTROPY_COEF = args['rl-entropy-coef'] === undefined ? 0 : boundedNumbe
  * patches too. Continued RFT keeps resolved episodes only, so it has no use for it.
  */
 const RL_PARTIAL_CREDIT = args['rl-partial-credit'] === undefined ? 0 : boundedNumberArg('--rl-partial-credit', 0, 0.99)(args['rl-partial-credit']);
+/**
+ * GRPO++'s reward for an unresolved episode that changed no file (algorithm.emptyPatchPenalty):
+ * -X, so a group whose samples all failed pushes its copies of the buggy line, which the editor
+ * refuses, below its attempts. Continued RFT keeps resolved episodes only: no use for it.
+ */
+const RL_EMPTY_PATCH_PENALTY = args['rl-empty-patch-penalty'] === undefined ? 0 : boundedNumberArg('--rl-empty-patch-penalty', 0, 1)(args['rl-empty-patch-penalty']);
 /** GRPO++'s passes over each step's batch (PPO epochs): more updates from the same episodes. */
 const RL_EPOCHS = intFlag('rl-epochs') ?? 1;
 /**
@@ -258,6 +268,12 @@ const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
  * checkpoint on 100 validation tasks were such edits), shown with what to do next.
  */
 const RECOVERY = 0.3;
+/**
+ * The share of those recoveries whose refused copy is of another line of the file
+ * (EditOraclePolicy's `recoverElsewhere`): most of the model's failed episodes copy a line that
+ * is not buggy, and recovering from that means editing another line than the one copied.
+ */
+const RECOVER_ELSEWHERE = args['sft-recover-elsewhere'] === undefined ? 0 : boundedNumberArg('--sft-recover-elsewhere', 0, 1)(args['sft-recover-elsewhere']);
 /**
  * The share of one-bug SFT tasks (of those that do not recover) whose oracle episode first
  * replaces the buggy line with a wrong fix, runs the issue's call, sees it print the wrong value,
@@ -328,10 +344,10 @@ async function oracleEpisodes(tasks: readonly Task[], tokenizer: Tokenizer, back
       policy,
       { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: 0 }, 'agent') },
     );
-  const oracle = new EditOraclePolicy({ tokenizer, recovery: RECOVERY, retry: SFT_RETRY });
+  const oracle = new EditOraclePolicy({ tokenizer, recovery: RECOVERY, recoverElsewhere: RECOVER_ELSEWHERE, retry: SFT_RETRY });
   const trajectories = await play(oracle, tasks);
   const unclear = new Set(tasks.flatMap((task, i) => (oracle.demonstrates(task, trajectories[i]!) ? [] : [i])));
-  const again = await play(new EditOraclePolicy({ tokenizer, recovery: RECOVERY }), [...unclear].map((i) => tasks[i]!));
+  const again = await play(new EditOraclePolicy({ tokenizer, recovery: RECOVERY, recoverElsewhere: RECOVER_ELSEWHERE }), [...unclear].map((i) => tasks[i]!));
   [...unclear].forEach((i, j) => (trajectories[i] = { ...again[j]!, group: i }));
   // The episodes that kept their wrong fix: its turn out of the loss.
   const retried = tasks.flatMap((task, i) => (unclear.has(i) || oracle.mistakeTurns(task).length === 0 ? [] : [i]));
@@ -396,9 +412,9 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, oracleRecovery: RECOVERY, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
-const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
@@ -435,7 +451,10 @@ interface SeedResult {
 /** The result file of a finished seed: written last, atomically, so it exists only for a seed that ran to the end. */
 const resultFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'result.json');
 
-/** A finished seed's result file as written, or undefined where the seed never finished. */
+/** Settings added since runs were first recorded: a run that predates one ran with its default. */
+const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0 };
+
+/** A finished seed's result file as written (settings it predates at their defaults), or undefined where the seed never finished. */
 async function readResult(file: string, seed: number): Promise<{ settings: Record<string, unknown>; result: SeedResult } | undefined> {
   let saved: { settings: Record<string, unknown>; result: Omit<SeedResult, 'outcomes'> & { outcomes: Record<string, Record<string, boolean>> } };
   try {
@@ -445,7 +464,7 @@ async function readResult(file: string, seed: number): Promise<{ settings: Recor
     throw new Error(`${file} cannot be read (${(error as Error).message}); remove it to run seed ${seed} again`);
   }
   const outcomes = Object.fromEntries(Object.entries(saved.result.outcomes).map(([phase, o]) => [phase, new Map(Object.entries(o))]));
-  return { settings: saved.settings ?? {}, result: { ...saved.result, outcomes } };
+  return { settings: { ...ADDED_SETTINGS, ...saved.settings }, result: { ...saved.result, outcomes } };
 }
 
 async function finishedSeed(seed: number): Promise<SeedResult | undefined> {
@@ -609,7 +628,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     return episodes;
   };
   const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
-    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
+    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, emptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
@@ -706,7 +725,9 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   rlStartTier: RL_START_TIER ?? null,
   rlEntropyCoef: RL_ENTROPY_COEF,
   rlPartialCredit: RL_PARTIAL_CREDIT,
+  rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY,
   oracleRecovery: RECOVERY,
+  oracleRecoverElsewhere: RECOVER_ELSEWHERE,
   oracleRetry: SFT_RETRY,
   sftTasks: SFT_TASKS,
   ...(from === undefined ? {} : { from }),

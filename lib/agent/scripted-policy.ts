@@ -46,6 +46,13 @@ export interface EditOraclePolicyOptions extends ScriptedPolicyOptions {
    */
   recovery?: number;
   /**
+   * The share of recovering tasks (chosen by id) whose refused edit copies another line of the
+   * file, not the buggy one, before the fix: the mistake a model trained on these episodes
+   * makes most is a copy of a line that is not buggy (two thirds of its failures on generated
+   * tasks), and recovering from it means editing another line, not the same one. Default 0.
+   */
+  recoverElsewhere?: number;
+  /**
    * The share of one-bug tasks (chosen by id, among those that do not recover) whose episode
    * first replaces the buggy line with a wrong fix (agent/wrong-fix.ts), runs the issue's call
    * and sees it still print the wrong value, then replaces its own line with the fix, runs the
@@ -371,6 +378,18 @@ function wrongEdit(source: string, bugs: EditableTask['bugs'], fixes: { oldStr: 
   return candidates.length ? candidates[Math.floor(unitHash(`wrong:${id}`) * candidates.length)]! : null;
 }
 
+/**
+ * A line of the file that a recovery's refused edit copies instead of the buggy one, picked by
+ * the task's id: trimmed, found once in the file, in no fix's old_str, and not a function's
+ * first line; null where the file has none.
+ */
+export function distractorLine(source: string, fixes: readonly { oldStr: string }[], id: string): string | null {
+  const candidates = [...new Set(source.split('\n').map((line) => line.trim()))].filter(
+    (line) => line.length >= 4 && !/^(def|function|async function|export)\b/.test(line) && countOccurrences(source, line) === 1 && !fixes.some((fix) => fix.oldStr.includes(line)),
+  );
+  return candidates.length ? candidates[Math.floor(unitHash(`distractor:${id}`) * candidates.length)]! : null;
+}
+
 function editableTask(task: Task): EditableTask {
   const meta = task.metadata.sweGen as Partial<EditableTask> | undefined;
   const ok = meta && typeof meta.file === 'string' && typeof meta.language === 'string' && Array.isArray(meta.bugs) &&
@@ -416,16 +435,18 @@ export class EditOraclePolicy extends ScriptedPolicy {
   /** The turns of the last task seen (episodes of one task ask turn after turn). */
   #cached: { task: Task; turns: string[]; mistakes: number[] } | null = null;
   readonly #recovery: number;
+  readonly #recoverElsewhere: number;
   readonly #retry: number;
 
   constructor(options: EditOraclePolicyOptions = {}) {
     super(options);
-    const share = (name: 'recovery' | 'retry') => {
+    const share = (name: 'recovery' | 'recoverElsewhere' | 'retry') => {
       const value = options[name] ?? 0;
       if (!(value >= 0 && value <= 1)) throw invalidArg(`options.${name}`, `is ${value}; it must be a fraction in [0, 1]`);
       return value;
     };
     this.#recovery = share('recovery');
+    this.#recoverElsewhere = share('recoverElsewhere');
     this.#retry = share('retry');
   }
 
@@ -435,6 +456,15 @@ export class EditOraclePolicy extends ScriptedPolicy {
    */
   recovers(task: Task): boolean {
     return this.#recovery > 0 && unitHash(task.id) < this.#recovery;
+  }
+
+  /**
+   * The line a recovering task's refused edit copies: the buggy one, or (a share of them, by
+   * id, where the file has one) another line (`distractorLine`).
+   */
+  #refusedCopy(task: Task, source: string, fixes: readonly { oldStr: string }[]): string {
+    const elsewhere = this.#recoverElsewhere > 0 && unitHash(`elsewhere:${task.id}`) < this.#recoverElsewhere;
+    return (elsewhere ? distractorLine(source, fixes, task.id) : null) ?? fixes[0]!.oldStr;
   }
 
   /** Whether the task is drawn for a wrong fix first (by its id; the task may still have none to make). */
@@ -478,13 +508,14 @@ export class EditOraclePolicy extends ScriptedPolicy {
     const fixes = replacements(source, bugs);
     const replace = (oldStr: string, newStr: string) => editorCall({ command: 'str_replace', path: filePath, old_str: oldStr, new_str: newStr });
     const view = editorCall({ command: 'view', path: filePath });
+    const copy = (line: string) => replace(line, line);
     const wrong = this.#drawnForRetry(task) ? wrongEdit(source, bugs, fixes, task.id) : null;
     const plan = wrong
       ? { turns: [view, replace(fixes[0]!.oldStr, wrong), run, replace(wrong, fixes[0]!.newStr), run, FINISH], mistakes: [1] }
       : {
           turns: [
             view,
-            ...(this.recovers(task) ? [replace(fixes[0]!.oldStr, fixes[0]!.oldStr)] : []),
+            ...(this.recovers(task) ? [copy(this.#refusedCopy(task, source, fixes))] : []),
             ...fixes.map((r) => replace(r.oldStr, r.newStr)),
             run,
             FINISH,

@@ -56,6 +56,13 @@ const ALGORITHM_SCHEMA = {
      */
     partialCredit: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
     /**
+     * The reward of an unresolved SWE episode that changed no file is -emptyPatchPenalty: a group
+     * whose samples all failed still ranks an attempt above submitting nothing (the copy of the
+     * buggy line the editor refuses, over and over), which rejection fine-tuning, keeping resolved
+     * episodes only, cannot learn. 0 = off (DeepSWE's binary reward).
+     */
+    emptyPatchPenalty: { type: 'number', minimum: 0, maximum: 1 },
+    /**
      * Scales the negative advantages (the pushes against a group's worse samples) by this much,
      * the positive ones kept: 1 is the estimator's own (every preset's); 0 learns only from a
      * group's better samples, weighted by how far they beat the baseline.
@@ -114,6 +121,7 @@ const DEFAULTS: PresetFields = {
   truncation: 'none',
   turnPenalty: { ...TURN_PENALTY_DEFAULTS },
   partialCredit: 0,
+  emptyPatchPenalty: 0,
   negativeScale: 1,
   groupFilter: 'none',
   resampleRounds: 0,
@@ -163,6 +171,8 @@ export function resolveAlgorithm(raw: unknown, responseBudget: number, field = '
     throw invalidArg(`${field}.turnPenalty`, `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
   if (algorithm.partialCredit > 0 && algorithm.rejection)
     throw invalidArg(`${field}.partialCredit`, `(${algorithm.partialCredit}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, 'remove partialCredit, or use a policy-gradient preset such as grpo++');
+  if (algorithm.emptyPatchPenalty > 0 && algorithm.rejection)
+    throw invalidArg(`${field}.emptyPatchPenalty`, `(${algorithm.emptyPatchPenalty}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, 'remove emptyPatchPenalty, or use a policy-gradient preset such as grpo++');
   if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
     throw invalidArg(`${field}.overlong.bufferLength`, `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
   return algorithm;

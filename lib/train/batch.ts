@@ -1,8 +1,8 @@
 /**
  * From a step's trajectories to the sequences of its optimizer steps, as plain data: reward
- * shaping (partial credit, truncation policy, overlong penalty), advantages per group (their
- * negative side scaled by negativeScale), group filters, mini-batches and token weights. No
- * model here, so every rule is unit-tested on its own.
+ * shaping (partial credit, empty-patch penalty, truncation policy, overlong penalty),
+ * advantages per group (their negative side scaled by negativeScale), group filters,
+ * mini-batches and token weights. No model here, so every rule is unit-tested on its own.
  *
  * Filtered trajectories (compact filtering) stay in their group with reward 0 and every token
  * masked: they pull the baseline down and are not trained on.
@@ -29,7 +29,7 @@ export interface ShapedBatch {
 /** Applies the algorithm's truncation policy, penalties, advantages and filters. */
 export function shapeBatch(trajectories: readonly Trajectory[], algorithm: AlgorithmConfig): ShapedBatch {
   const n = trajectories.length;
-  let rewards: Float32Array = Float32Array.from(trajectories, (t) => (algorithm.partialCredit > 0 ? withPartialCredit(t, algorithm.partialCredit) : t.reward));
+  let rewards: Float32Array = Float32Array.from(trajectories, (t) => gradedReward(t, algorithm));
   const groups = Int32Array.from(trajectories, (t) => t.group);
   let filtered: Uint8Array = new Uint8Array(n);
   let masks: Uint8Array[] = trajectories.map((t) => t.mask);
@@ -59,12 +59,16 @@ export function shapeBatch(trajectories: readonly Trajectory[], algorithm: Algor
 }
 
 /**
- * An unresolved episode's reward under algorithm.partialCredit: credit x its patch's similarity
- * to the gold patch; 0 for an episode that was never graded (it failed before its reward).
- * That every task has a gold patch is checked when the run starts (assertGoldPatches).
+ * A trajectory's reward before the truncation policy. An unresolved episode's is 0 but for
+ * algorithm.partialCredit (credit x its patch's similarity to the gold patch; 0 for an episode
+ * never graded, which failed before its reward; that every task has a gold patch is checked
+ * when the run starts, assertGoldPatches) and algorithm.emptyPatchPenalty (-penalty for a
+ * graded patch that changes nothing).
  */
-function withPartialCredit(t: Trajectory, credit: number): number {
-  return t.reward === 1 ? 1 : credit * (t.goldSimilarity ?? 0);
+function gradedReward(t: Trajectory, algorithm: AlgorithmConfig): number {
+  if (t.reward === 1) return 1;
+  if (algorithm.emptyPatchPenalty > 0 && t.patch === '') return -algorithm.emptyPatchPenalty;
+  return algorithm.partialCredit > 0 ? algorithm.partialCredit * (t.goldSimilarity ?? 0) : t.reward;
 }
 
 export interface MiniBatch {

@@ -416,6 +416,8 @@ export function resolveSections(raw: Record<string, unknown>, baseDir: string, r
   }
   if (algorithm.partialCredit > 0 && tasks?.kind === 'frozenlake')
     throw invalidArg('config.algorithm.partialCredit', 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', 'remove partialCredit');
+  if (algorithm.emptyPatchPenalty > 0 && tasks?.kind === 'frozenlake')
+    throw invalidArg('config.algorithm.emptyPatchPenalty', 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', 'remove emptyPatchPenalty');
   if (samplesPerTask < 2 && !algorithm.rejection)
     throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task (a group of one has advantage 0)`);
   if (algorithm.miniBatches > tasksPerStep * samplesPerTask)

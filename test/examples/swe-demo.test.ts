@@ -11,7 +11,7 @@ import { gunzipSync } from 'node:zlib';
 
 import t from 'tap';
 
-import { EditOraclePolicy } from '../../lib/agent/scripted-policy.js';
+import { EditOraclePolicy, distractorLine } from '../../lib/agent/scripted-policy.js';
 import { writeSweGenSuite } from '../../lib/env/swe-gen/index.js';
 import { loadSwerlTaskFolder } from '../../lib/env/tasks/swerl-folder.js';
 import { tierOptions, unsolvedPools } from '../../lib/train/curriculum.js';
@@ -112,7 +112,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
   const armsDir = path.join(root, 'arms');
-  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05', '--rl-partial-credit', '0.5'], env);
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05', '--rl-partial-credit', '0.5', '--rl-empty-patch-penalty', '0.25'], env);
   t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
   t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
   t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
@@ -132,8 +132,11 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.equal(armsDemo.rlEntropyCoef, -0.05, 'demo.json records the entropy coefficient');
   t.equal(armsGrpo.algorithm.partialCredit, 0.5, '--rl-partial-credit reaches GRPO++');
   t.equal(armsDemo.rlPartialCredit, 0.5, 'and demo.json');
+  t.equal(armsGrpo.algorithm.emptyPatchPenalty, 0.25, '--rl-empty-patch-penalty reaches GRPO++');
+  t.equal(armsDemo.rlEmptyPatchPenalty, 0.25, 'and demo.json');
   const rftArm = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-rft-continued', 'config.json'), 'utf8'));
   t.notOk(rftArm.algorithm.partialCredit, 'continued RFT keeps resolved episodes only: no partial credit');
+  t.notOk(rftArm.algorithm.emptyPatchPenalty, 'and no empty-patch penalty');
   const graded = gunzipSync(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
   t.ok(graded.length > 0, `${graded.length} episodes of step 1`);
   for (const x of graded.filter((x) => x.termination !== 'error')) {
@@ -178,6 +181,9 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const badCredit = await runTs(DEMO, [...args('5e-5'), '--rl-partial-credit', '1'], env);
   t.not(badCredit.code, 0, 'partial credit of 1 (a resolved episode\'s) is refused');
   t.match(badCredit.output, /--rl-partial-credit is "1"; give a number in \[0, 0.99\]/, 'naming the flag and the bounds');
+  const badPenalty = await runTs(DEMO, [...args('5e-5'), '--rl-empty-patch-penalty=-0.5'], env);
+  t.not(badPenalty.code, 0, 'a negative empty-patch penalty (a reward for submitting nothing) is refused');
+  t.match(badPenalty.output, /--rl-empty-patch-penalty is "-0.5"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
   const badSource = await runTs(DEMO, [...args('5e-5'), '--sft-tasks', 'held-out'], env);
   t.not(badSource.code, 0, 'an unknown --sft-tasks is refused');
   t.match(badSource.output, /--sft-tasks is "held-out"; use one of default, tiers/, 'naming the flag and the choices');
@@ -193,18 +199,38 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const retryFrom = await runTs(DEMO, [...args('5e-5', path.join(root, 'retry-from')), '--sft-retry', '1', '--from', out], env);
   t.not(retryFrom.code, 0, '--from a run whose oracle made no retries is refused');
   t.match(retryFrom.output, /seed 3 ran with other settings before RL \(oracleRetry differ\)/, 'naming the setting');
-  // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1).
-  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1'], env);
+  const badElsewhere = await runTs(DEMO, [...args('5e-5'), '--sft-recover-elsewhere', '2'], env);
+  t.not(badElsewhere.code, 0, 'a share of recoveries past 1 is refused');
+  t.match(badElsewhere.output, /--sft-recover-elsewhere is "2"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
+  // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1),
+  // and its recoveries copy another line than the buggy one (--sft-recover-elsewhere 1).
+  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1', '--sft-recover-elsewhere', '1'], env);
   t.equal(sftTiers.code, 0, `the --sft-tasks tiers run exits 0 (last output: ${sftTiers.output.slice(-1500)})`);
   const tiersDemo = JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8'));
   t.equal(tiersDemo.sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
   t.equal(tiersDemo.oracleRetry, 1, 'and the retry share');
+  t.equal(tiersDemo.oracleRecoverElsewhere, 1, 'and the share of recoveries elsewhere');
+  t.equal(demo.oracleRecoverElsewhere, 0, 'none unless told');
   t.equal(demo.oracleRetry, 0, 'none unless told');
   t.equal(demo.perSeed[0].oracle.retries, 0, 'so no episode retried');
   const oracleRecords = gunzipSync(readFileSync(path.join(tiersDir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
   const retriedRecords = oracleRecords.filter((r) => r.turns.map((turn: { tool?: string }) => turn.tool).join(',') === 'file_editor,file_editor,execute_bash,file_editor,execute_bash,finish');
   t.equal(tiersDemo.perSeed[0].oracle.retries, retriedRecords.length, `the retries counted are the episodes that made a wrong fix (${retriedRecords.length} of ${oracleRecords.length})`);
   t.ok(oracleRecords.every((r) => r.reward === 1), 'every oracle episode resolved, retried or not');
+  // A recovery's refused copy is of a line that is not buggy, and the next edit fixes the buggy one.
+  const oldStrOf = (response: string) => /<parameter=old_str>([\s\S]*?)<\/parameter>/.exec(response)![1]!;
+  const recoveredRecords = oracleRecords.filter((r) => r.turns[1]?.toolError?.includes('`new_str` is the same as `old_str`'));
+  t.ok(recoveredRecords.length > 0, `some oracle episodes recover (${recoveredRecords.length})`);
+  for (const r of recoveredRecords) {
+    const [copied, fixed] = [oldStrOf(r.turns[1].response), oldStrOf(r.turns[2].response)];
+    if (copied !== fixed) t.ok(!fixed.includes(copied) && !copied.includes(fixed), `${r.taskId}: the refused copy (${JSON.stringify(copied)}) is another line than the fixed one (${JSON.stringify(fixed)})`);
+    else {
+      const meta = JSON.parse(readFileSync(path.join(tiersDir, 'seed-3', 'tasks', r.taskId, 'task.json'), 'utf8')).swe_gen;
+      const source = readFileSync(path.join(tiersDir, 'seed-3', 'tasks', r.taskId, 'repo', meta.file), 'utf8');
+      t.equal(distractorLine(source, [{ oldStr: fixed }], r.taskId), null, `${r.taskId}: the buggy line copied only where the file has no other to copy`);
+    }
+  }
+  t.ok(recoveredRecords.some((r) => oldStrOf(r.turns[1].response) !== oldStrOf(r.turns[2].response)), 'and some copy another line');
   const drawn = new EditOraclePolicy({ recovery: tiersDemo.oracleRecovery, retry: 1 });
   const sftTaskList = await Promise.all(oracleRecords.map((r) => loadSwerlTaskFolder(path.join(tiersDir, 'seed-3', 'tasks', r.taskId))));
   t.equal(

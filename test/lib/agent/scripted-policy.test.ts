@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 
 import { parseAgentLoopOptions, runEpisode } from '../../../lib/agent/agent-loop.js';
 import type { AgentPolicy } from '../../../lib/types/policy.js';
-import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
+import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, distractorLine, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
 import { maskFailedTurns, maskTurns, type Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
@@ -290,6 +290,17 @@ t.test('swe-mini: the oracle scores 1 and the no-op 0 on every task', async (t) 
   checkRootEmpty(t);
 });
 
+t.test('distractorLine: a line found once, in no fix, not a function head', async (t) => {
+  const source = ['def f(xs):', '    total = 0', '    for x in xs:', '        if x > 0:', '            total += x', '        if x > 0:', '    return total', '', 'def g(): pass'].join('\n');
+  const fixes = [{ oldStr: 'total += x' }];
+  const picked = new Set(Array.from({ length: 200 }, (_, i) => distractorLine(source, fixes, `task-${i}`)));
+  t.same([...picked].sort(), ['for x in xs:', 'return total', 'total = 0'], 'the lines left once the twice-found, the fixed, the heads and the blank are out');
+  t.equal(distractorLine(source, fixes, 'task-7'), distractorLine(source, fixes, 'task-7'), 'fixed by the id');
+  t.equal(distractorLine('def f(x):\n    return x + 1\n', [{ oldStr: 'return x + 1' }], 'a'), null, 'none where the fix is the only body line');
+  const js = ['export function f(xs) {', '  let n = 0;', '  for (const x of xs) n += x;', '  return n;', '}'].join('\n');
+  t.same([...new Set(Array.from({ length: 100 }, (_, i) => distractorLine(js, [{ oldStr: 'return n;' }], `j${i}`)))].sort(), ['for (const x of xs) n += x;', 'let n = 0;'], 'JavaScript: no export head, no brace');
+});
+
 t.test("the edit oracle fixes generated tasks through the tools: view, str_replace, the issue's call, finish", async (t) => {
   // Train seeds 0-9 hold every language x bug kind; seed 8's buggy line `  return high;` is
   // unique only with its indentation, which the call grammar trims: the oracle widens it.
@@ -326,6 +337,26 @@ t.test("the edit oracle fixes generated tasks through the tools: view, str_repla
   t.same(suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), suite.tasks.map((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'which tasks recover is fixed by their ids');
   t.ok(suite.tasks.some((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)) && !suite.tasks.every((task) => new EditOraclePolicy({ recovery: 0.5 }).recovers(task)), 'a share of 0.5 picks some tasks, not all');
   t.throws(() => new EditOraclePolicy({ recovery: 2 }), /options\.recovery/, 'a share outside [0, 1] is refused');
+
+  // Recovery elsewhere: the refused edit copies another line of the file, then the fix.
+  const elsewhere = new EditOraclePolicy({ tokenizer, recovery: 1, recoverElsewhere: 1 });
+  const oldStrs = (turn: string | undefined) => /<parameter=old_str>([\s\S]*?)<\/parameter>/.exec(turn ?? '')?.[1];
+  const moved = await pool(suite.tasks, CONCURRENCY, (task) =>
+    runEpisode({ env: new SweEnv(task, backend, { maxSteps: 8, prompt: 'compact' }), policy: elsewhere, context: { taskId: task.id, task, sample: 0 }, group: 0 }, agent));
+  moved.forEach((trajectory, i) => {
+    const task = suite.tasks[i]!;
+    const meta = task.metadata.sweGen as { file: string; bugs: { before: string }[] };
+    const source = readFileSync(path.join(task.repoDir!, meta.file), 'utf8');
+    const copied = oldStrs(elsewhere.turns(task)[1])!;
+    t.ok(source.split('\n').some((line) => line.trim() === copied), `${task.id}: the refused edit copies a line of the file (${JSON.stringify(copied)})`);
+    t.ok(meta.bugs.every((bug) => bug.before.trim() !== copied), `${task.id}: not a buggy one`);
+    t.equal(oldStrs(elsewhere.turns(task)[2]), oldStrs(oracle.turns(task)[1]), `${task.id}: then the fix's edit, as without a recovery`);
+    t.equal(trajectory.reward, 1, `${task.id}, recovering elsewhere: reward 1`);
+    t.match(trajectory.turns[1]!.toolError, /`new_str` is the same as `old_str`/, `${task.id}: the copy is refused`);
+    t.same(trajectory.turns.map((turn) => turn.toolError !== undefined), trajectory.turns.map((_, j) => j === 1), `${task.id}: no other turn failed`);
+  });
+  t.same(suite.tasks.map((task) => oldStrs(new EditOraclePolicy({ recovery: 1, recoverElsewhere: 0 }).turns(task)[1])), suite.tasks.map((task) => oldStrs(oracle.turns(task)[1])), 'recoverElsewhere 0: the buggy line, as before');
+  t.throws(() => new EditOraclePolicy({ recoverElsewhere: -0.1 }), /options\.recoverElsewhere/, 'a share outside [0, 1] is refused');
 
   // Retry demonstrations: a wrong fix, the call, the fix, the call again, finish.
   const retrying = new EditOraclePolicy({ tokenizer, retry: 1 });

@@ -25,6 +25,8 @@ interface Spec {
   turns?: number;
   responseTokens?: number;
   goldSimilarity?: number;
+  /** The graded patch ('' when the episode changed no file; absent when never graded). */
+  patch?: string;
 }
 
 function trajectory(spec: Spec): Trajectory {
@@ -64,6 +66,7 @@ function trajectory(spec: Spec): Trajectory {
     weightVersion: 0,
     timings: { totalMs: 0, generateMs: 0, envMs: 0, rewardMs: 0 },
     ...(spec.goldSimilarity !== undefined ? { goldSimilarity: spec.goldSimilarity } : {}),
+    ...(spec.patch !== undefined ? { patch: spec.patch } : {}),
   };
 }
 
@@ -100,8 +103,10 @@ interface Reference {
 
 function reference(trajectories: Trajectory[], alg: AlgorithmConfig): Reference {
   const filtered = trajectories.map((x) => (alg.truncation === 'mask' && COMPACT_FILTERED.has(x.termination) ? 1 : 0));
-  // Partial credit: an unresolved episode earns partialCredit x its gold similarity (0 when ungraded).
-  let rewards = trajectories.map((x, i) => (filtered[i] ? 0 : x.reward === 1 ? 1 : alg.partialCredit * (x.goldSimilarity ?? 0)));
+  // An unresolved episode: -emptyPatchPenalty when its graded patch is empty, else partialCredit
+  // x its gold similarity (0 when ungraded).
+  const unresolved = (x: Trajectory) => (alg.emptyPatchPenalty > 0 && x.patch === '' ? -alg.emptyPatchPenalty : alg.partialCredit * (x.goldSimilarity ?? 0));
+  let rewards = trajectories.map((x, i) => (filtered[i] ? 0 : x.reward === 1 ? 1 : unresolved(x)));
   if (alg.truncation === 'penalize') {
     const { threshold, maxTurns } = alg.turnPenalty;
     rewards = rewards.map((r, i) => {
@@ -276,6 +281,33 @@ t.test('partial credit: an unresolved episode earns partialCredit x its similari
   t.ok(close(shaped.advantages, [1 - 0.4 / 3, 0.4 - 1 / 3, -1.4 / 3, -1.4 / 3, 0.25, -0.25]), `advantages ${Array.from(shaped.advantages)}`);
   checkShaped(t, shaped, reference(batch, alg), 'partial credit');
   t.same(Array.from(shapeBatch(batch, algorithm('grpo++', { groupFilter: 'informative' })).kept), [1, 1, 1, 1, 0, 0], 'without it, the failed group teaches nothing');
+});
+
+t.test('emptyPatchPenalty: an unresolved episode that changed no file earns -penalty', async (t) => {
+  const batch = [
+    trajectory({ group: 0, sample: 0, reward: 1, patch: '+fix', length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 0, sample: 1, reward: 0, patch: '', length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 0, sample: 2, reward: 0, length: 10, sampled: [[2, 8]], termination: 'error' }),
+    trajectory({ group: 0, sample: 3, reward: 0, patch: '', length: 10, sampled: [[2, 8]], termination: 'max_steps' }),
+    // A group whose samples all failed: two made an edit, two submitted nothing.
+    trajectory({ group: 1, sample: 0, reward: 0, patch: '+wrong', goldSimilarity: 0.6, length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 1, sample: 1, reward: 0, patch: '', length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 1, sample: 2, reward: 0, patch: '+other', goldSimilarity: 0.2, length: 10, sampled: [[2, 8]] }),
+    trajectory({ group: 1, sample: 3, reward: 0, patch: '', length: 10, sampled: [[2, 8]] }),
+  ];
+  const alg = algorithm('grpo++', { emptyPatchPenalty: 0.5, groupFilter: 'informative' });
+  const shaped = shapeBatch(batch, alg);
+  // An ungraded episode (no patch) keeps 0; compact filtering still zeroes an empty one.
+  t.ok(close(shaped.rewards, [1, -0.5, 0, 0, 0, -0.5, 0, -0.5]), `rewards ${Array.from(shaped.rewards)}`);
+  t.same(Array.from(shaped.kept), [1, 1, 1, 1, 1, 1, 1, 1], 'a group whose samples all failed is informative when some changed nothing');
+  // RLOO: each sample against the mean of the other three.
+  t.ok(close(shaped.advantages, [1 + 0.5 / 3, -0.5 - 1 / 3, -0.5 / 3, -0.5 / 3, 1 / 3, -1 / 3, 1 / 3, -1 / 3]), `advantages ${Array.from(shaped.advantages)}`);
+  checkShaped(t, shaped, reference(batch, alg), 'empty-patch penalty');
+  t.same(Array.from(shapeBatch(batch, algorithm('grpo++', { groupFilter: 'informative' })).kept), [1, 1, 1, 1, 0, 0, 0, 0], 'without it, the failed group teaches nothing');
+  // With partial credit too: an empty patch takes the penalty, an edit its credit.
+  const both = algorithm('grpo++', { emptyPatchPenalty: 0.25, partialCredit: 0.5 });
+  t.ok(close(shapeBatch(batch, both).rewards.subarray(4), [0.3, -0.25, 0.1, -0.25]), 'beside partial credit');
+  checkShaped(t, shapeBatch(batch, both), reference(batch, both), 'empty-patch penalty and partial credit');
 });
 
 t.test('negativeScale scales the pushes against worse samples and keeps the others', async (t) => {
@@ -453,6 +485,8 @@ t.test('random batches against the reference', async (t) => {
     // Not with grpo's std: near-equal graded rewards make the std tiny and the float32 inputs' error large.
     ['drgrpo partial credit penalize', algorithm('drgrpo', { partialCredit: 0.3, truncation: 'penalize', turnPenalty: { threshold: 3, maxTurns: 8 } })],
     ['grpo++ negatives scaled', algorithm('grpo++', { negativeScale: 0.25 })],
+    ['grpo++ empty-patch penalty informative', algorithm('grpo++', { emptyPatchPenalty: 0.5, groupFilter: 'informative' })],
+    ['drgrpo empty-patch penalty and partial credit', algorithm('drgrpo', { emptyPatchPenalty: 1, partialCredit: 0.3 })],
     ['nebius positives only', algorithm('nebius', { negativeScale: 0 })],
   ];
   for (const [label, alg] of configs) {
@@ -477,6 +511,8 @@ t.test('random batches against the reference', async (t) => {
               sampled,
               // Some episodes were never graded (no similarity).
               ...(rng.int(4) > 0 ? { goldSimilarity: rng.uniform() } : {}),
+              // Some changed no file; the ungraded have no patch.
+              ...(rng.int(4) > 0 ? { patch: rng.int(3) === 0 ? '' : '+edit' } : {}),
             }),
           );
         }

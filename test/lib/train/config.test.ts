@@ -191,6 +191,9 @@ t.test('errors name the field', async (t) => {
   refuses(t, config({ algorithm: { partialCredit: 0.5 } }), 'config.algorithm.partialCredit', /"frozenlake".*remove partialCredit/, 'partial credit without patches');
   refuses(t, config({ algorithm: { preset: 'rft', partialCredit: 0.5 } }), 'config.algorithm.partialCredit', /rejection fine-tuning .* resolved ones only/, 'partial credit with rejection fine-tuning');
   refuses(t, config({ algorithm: { negativeScale: 1.5 } }), 'config.algorithm.negativeScale', /must be/, 'negatives scaled up');
+  refuses(t, config({ algorithm: { emptyPatchPenalty: 0.5 } }), 'config.algorithm.emptyPatchPenalty', /"frozenlake".*remove emptyPatchPenalty/, 'an empty-patch penalty without patches');
+  refuses(t, config({ algorithm: { preset: 'rft', emptyPatchPenalty: 0.5 } }), 'config.algorithm.emptyPatchPenalty', /rejection fine-tuning .* resolved ones only/, 'an empty-patch penalty with rejection fine-tuning');
+  refuses(t, config({ algorithm: { emptyPatchPenalty: 1.5 } }), 'config.algorithm.emptyPatchPenalty', /must be/, 'an empty-patch penalty past 1');
   refuses(t, config({ algorithm: { partialCredit: 1 } }), 'config.algorithm.partialCredit', /less than 1|< 1|exclusiveMaximum|must be/, 'partial credit of a resolved episode');
 
   refuses(t, config({ model: { preset: 'qwen3-tiny', path: 'models/q' } }), 'config.model', /exactly one of preset .* and path/, 'model with both');
