@@ -227,8 +227,8 @@ const RL_ENTROPY_COEF = args['rl-entropy-coef'] === undefined ? 0 : boundedNumbe
 const RL_PARTIAL_CREDIT = args['rl-partial-credit'] === undefined ? 0 : boundedNumberArg('--rl-partial-credit', 0, 0.99)(args['rl-partial-credit']);
 /**
  * GRPO++'s reward for an unresolved episode that changed no file (algorithm.emptyPatchPenalty):
- * -X, so a group whose samples all failed pushes its copies of the buggy line, which the editor
- * refuses, below its attempts. Continued RFT keeps resolved episodes only: no use for it.
+ * -X, so a group whose samples all failed pushes its lines copied over themselves, which the
+ * editor refuses, below its attempts. Continued RFT keeps resolved episodes only: no use for it.
  */
 const RL_EMPTY_PATCH_PENALTY = args['rl-empty-patch-penalty'] === undefined ? 0 : boundedNumberArg('--rl-empty-patch-penalty', 0, 1)(args['rl-empty-patch-penalty']);
 /** GRPO++'s passes over each step's batch (PPO epochs): more updates from the same episodes. */

@@ -57,9 +57,9 @@ const ALGORITHM_SCHEMA = {
     partialCredit: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
     /**
      * The reward of an unresolved SWE episode that changed no file is -emptyPatchPenalty: a group
-     * whose samples all failed still ranks an attempt above submitting nothing (the copy of the
-     * buggy line the editor refuses, over and over), which rejection fine-tuning, keeping resolved
-     * episodes only, cannot learn. 0 = off (DeepSWE's binary reward).
+     * whose samples all failed still ranks an attempt above submitting nothing (a line copied
+     * over itself, which the editor refuses, over and over), which rejection fine-tuning, keeping
+     * resolved episodes only, cannot learn. 0 = off (DeepSWE's binary reward).
      */
     emptyPatchPenalty: { type: 'number', minimum: 0, maximum: 1 },
     /**
