@@ -108,6 +108,9 @@ const ALGORITHM_SCHEMA = {
   },
 } as const;
 
+/** The fields that grade unresolved SWE episodes by their patch (batch.ts, gradedReward). */
+export const UNRESOLVED_GRADING = ['partialCredit', 'emptyPatchPenalty'] as const;
+
 /** The resolved algorithm: every field present. */
 export type AlgorithmConfig = Required<Infer<typeof ALGORITHM_SCHEMA>>;
 type PresetFields = Omit<AlgorithmConfig, 'preset'>;
@@ -169,10 +172,10 @@ export function resolveAlgorithm(raw: unknown, responseBudget: number, field = '
   }
   if (algorithm.turnPenalty.threshold >= algorithm.turnPenalty.maxTurns)
     throw invalidArg(`${field}.turnPenalty`, `has threshold ${algorithm.turnPenalty.threshold} >= maxTurns ${algorithm.turnPenalty.maxTurns}`, 'the penalty grows from 0 at threshold turns to -1 at maxTurns: make threshold smaller');
-  if (algorithm.partialCredit > 0 && algorithm.rejection)
-    throw invalidArg(`${field}.partialCredit`, `(${algorithm.partialCredit}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, 'remove partialCredit, or use a policy-gradient preset such as grpo++');
-  if (algorithm.emptyPatchPenalty > 0 && algorithm.rejection)
-    throw invalidArg(`${field}.emptyPatchPenalty`, `(${algorithm.emptyPatchPenalty}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, 'remove emptyPatchPenalty, or use a policy-gradient preset such as grpo++');
+  for (const grading of UNRESOLVED_GRADING) {
+    if (algorithm[grading] > 0 && algorithm.rejection)
+      throw invalidArg(`${field}.${grading}`, `(${algorithm[grading]}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, `remove ${grading}, or use a policy-gradient preset such as grpo++`);
+  }
   if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
     throw invalidArg(`${field}.overlong.bufferLength`, `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
   return algorithm;

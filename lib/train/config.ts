@@ -14,7 +14,7 @@ import { didYouMean } from '../util/nearest.js';
 import { ADAMW_FIELDS, MAX_LR, MODEL_FIELDS, TEMPERATURE_SCHEMA } from '../model/native-policy-options.js';
 import { MODEL_PRESET_NAMES } from '../model/model-config.js';
 import { assertBpeTokenizerFolder } from '../model/hf-tokenizer.js';
-import { RFT_OPTIMIZER_DEFAULTS, resolveAlgorithm, type AlgorithmConfig } from './algorithms.js';
+import { RFT_OPTIMIZER_DEFAULTS, UNRESOLVED_GRADING, resolveAlgorithm, type AlgorithmConfig } from './algorithms.js';
 import { parseSweGenTaskOptions, type SweGenTaskOptions } from '../env/swe-gen/options.js';
 import { SEEDS_PER_SPLIT } from '../env/swe-gen/splits.js';
 import { parseTrackingOptions, type TrackingOptions } from './tracking/index.js';
@@ -414,10 +414,10 @@ export function resolveSections(raw: Record<string, unknown>, baseDir: string, r
     const given = (section(raw, 'optimizer') ?? {}) as Record<string, unknown>;
     for (const [key, value] of Object.entries(RFT_OPTIMIZER_DEFAULTS)) if (given[key] === undefined) Object.assign(optimizer, { [key]: value });
   }
-  if (algorithm.partialCredit > 0 && tasks?.kind === 'frozenlake')
-    throw invalidArg('config.algorithm.partialCredit', 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', 'remove partialCredit');
-  if (algorithm.emptyPatchPenalty > 0 && tasks?.kind === 'frozenlake')
-    throw invalidArg('config.algorithm.emptyPatchPenalty', 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', 'remove emptyPatchPenalty');
+  for (const grading of UNRESOLVED_GRADING) {
+    if (algorithm[grading] > 0 && tasks?.kind === 'frozenlake')
+      throw invalidArg(`config.algorithm.${grading}`, 'grades unresolved SWE episodes by their patch, and config.tasks.kind is "frozenlake"', `remove ${grading}`);
+  }
   if (samplesPerTask < 2 && !algorithm.rejection)
     throw invalidArg('config.rollout.samplesPerTask', `is ${samplesPerTask}: group advantages need at least 2 samples per task (a group of one has advantage 0)`);
   if (algorithm.miniBatches > tasksPerStep * samplesPerTask)
