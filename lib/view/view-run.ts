@@ -49,6 +49,8 @@ export interface TrajectorySummary {
   responseTokens: number;
   /** Tests that passed, and all tests graded (SWE). */
   tests?: { passed: number; total: number };
+  /** How close the patch came to the task's gold patch, in [0, 1] (SWE tasks with one). */
+  goldSimilarity?: number;
   error?: string;
 }
 
@@ -163,6 +165,7 @@ export class ViewRun {
         const statuses = Object.values(t.tests);
         summary.tests = { passed: statuses.filter((s) => PASSING.has(s)).length, total: statuses.length };
       }
+      if (t.goldSimilarity !== undefined) summary.goldSimilarity = t.goldSimilarity;
       if (t.error !== undefined) summary.error = t.error;
       return summary;
     });

@@ -157,6 +157,10 @@ t.test('the API serves what the run directories hold', async (t) => {
   t.match(swe.messages[1].content, /<issue>/, 'the swe prompt holds the issue');
   const oracle = (await get('/api/runs/2/steps/1/trajectories/0')).body;
   t.equal(oracle.reward, 1, 'the oracle solves its task');
+  const [oracleSaved] = await savedTrajectories(dirs.oracle, 1);
+  t.ok(oracleSaved!.goldSimilarity! > 0.5, `the oracle's patch is close to the gold patch (${oracleSaved!.goldSimilarity})`);
+  t.equal((await get('/api/runs/2/steps/1')).body.trajectories[0].goldSimilarity, oracleSaved!.goldSimilarity, 'its similarity to the gold patch in the step\'s list');
+  t.notOk('goldSimilarity' in step.trajectories[0], 'and none for FrozenLake, which has no gold patch');
   t.ok(Object.keys(oracle.tests).length > 0, 'SWE grading: the per-test statuses');
   t.match(oracle.patch, /^diff --git/m);
 
@@ -334,6 +338,8 @@ t.test('the page in headless Chromium', { skip: chromium ? false : 'no chromium 
 
   // The oracle's swe-mini trajectory: its tool calls, its patch as a diff, its tests.
   await show(`trajectories/${RUN.oracle}/1/0`);
+  const oracleSaved = (await savedTrajectories(dirs.oracle, 1))[0]!;
+  t.match(await page.$eval('.detail-header', (el) => el.textContent), new RegExp(`gold similarity\\s*${String(Number(oracleSaved.goldSimilarity!.toPrecision(4))).replace('.', '\\.')}`), 'the header shows the similarity to the gold patch');
   t.ok((await page.$$eval('.conversation .call-name', (els) => els.map((el) => el.textContent))).includes('call execute_bash'), 'tool calls shown as calls');
   await page.screenshot({ path: path.join(shots, 'oracle-conversation.png') });
   await page.click('.subtabs button[data-section=patch]');
