@@ -196,21 +196,20 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const badRetry = await runTs(DEMO, [...args('5e-5'), '--sft-retry', '1.5'], env);
   t.not(badRetry.code, 0, 'a retry share past 1 is refused');
   t.match(badRetry.output, /--sft-retry is "1.5"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
-  const retryFrom = await runTs(DEMO, [...args('5e-5', path.join(root, 'retry-from')), '--sft-retry', '1', '--from', out], env);
-  t.not(retryFrom.code, 0, '--from a run whose oracle made no retries is refused');
-  t.match(retryFrom.output, /seed 3 ran with other settings before RL \(oracleRetry differ\)/, 'naming the setting');
+  const retryFrom = await runTs(DEMO, [...args('5e-5', path.join(root, 'retry-from')), '--sft-retry', '1', '--sft-recover-elsewhere', '0', '--from', out], env);
+  t.not(retryFrom.code, 0, '--from a run whose oracle made no retries, and recovered elsewhere, is refused');
+  t.match(retryFrom.output, /seed 3 ran with other settings before RL \(oracleRecoverElsewhere, oracleRetry differ\)/, 'naming the settings');
   const badElsewhere = await runTs(DEMO, [...args('5e-5'), '--sft-recover-elsewhere', '2'], env);
   t.not(badElsewhere.code, 0, 'a share of recoveries past 1 is refused');
   t.match(badElsewhere.output, /--sft-recover-elsewhere is "2"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
-  // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1),
-  // and its recoveries copy another line than the buggy one (--sft-recover-elsewhere 1).
-  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1', '--sft-recover-elsewhere', '1'], env);
+  // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1);
+  // its recoveries copy another line than the buggy one, as by default.
+  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1'], env);
   t.equal(sftTiers.code, 0, `the --sft-tasks tiers run exits 0 (last output: ${sftTiers.output.slice(-1500)})`);
   const tiersDemo = JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8'));
   t.equal(tiersDemo.sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
   t.equal(tiersDemo.oracleRetry, 1, 'and the retry share');
-  t.equal(tiersDemo.oracleRecoverElsewhere, 1, 'and the share of recoveries elsewhere');
-  t.equal(demo.oracleRecoverElsewhere, 0, 'none unless told');
+  t.equal(tiersDemo.oracleRecoverElsewhere, 1, 'and the share of recoveries elsewhere: all, unless told');
   t.equal(demo.oracleRetry, 0, 'none unless told');
   t.equal(demo.perSeed[0].oracle.retries, 0, 'so no episode retried');
   const oracleRecords = gunzipSync(readFileSync(path.join(tiersDir, 'seed-3', '1-oracle', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
