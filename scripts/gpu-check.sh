@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # On a GPU machine (nvcc, and PyTorch with CUDA for python3): builds swerl against PyTorch's
 # libtorch with the CUDA kernels and runs, stage by stage:
-#   build      with Node and node_modules: the addon and the native tools through cmake-js (build/);
-#              without Node: the native tools alone with plain CMake (build-gpu/)
+#   build      with Node and node_modules: the addon and the native tools (build/); without Node:
+#              the native tools alone (build-gpu/). Where the machine has no Node, a bundle made
+#              here by scripts/gpu-bundle.sh (.gpu, or SWERL_GPU_BUNDLE) brings it, node_modules
+#              and dist/; the tests stage also needs tap (a full npm ci)
 #   kernels    swerl_kernel_check --device cuda --large (float64 references, poisoned outputs,
 #              deterministic reruns, extreme logits, T = 65536 at V = 151936), then --device cpu
 #   tests      (Node) the tap tests that need CUDA or transformers: the kernel check, the fused
 #              loss on both devices, the policy on CUDA, Hugging Face parity, the NCCL group
-#   train      (Node) the FrozenLake demo with model.device 'cuda'
+#   train      (Node) the FrozenLake demo with model.device 'cuda', then on the same machine's CPU:
+#              the median step of each
 #   profile    swerl_policy_bench --profile: the Qwen3-0.6B-shaped policy's train steps (4 x 4096,
 #              1 x 16384) and decode steps (batch 1, 16, 64) by phase, then transformers' generate
 #              on the same shape and card (bench/hf_generate.py) as the baseline
@@ -24,8 +27,17 @@ mkdir -p "$out"
 status=0
 has() { [[ "$stages" == *" $1 "* ]]; }
 stamp() { echo "=== $* ($(date +%T))"; }
+bundle=${SWERL_GPU_BUNDLE:-.gpu}
+if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
+  node_dir=$(mktemp -d)
+  xz -dc "$bundle/node.xz" >"$node_dir/node" && chmod +x "$node_dir/node"
+  export PATH="$node_dir:$PATH"
+  [ -d node_modules ] || tar -xJf "$bundle/node_modules.tar.xz"
+  [ -d dist ] || tar -xJf "$bundle/dist.tar.xz"
+  echo "node $(node --version) from $bundle"
+fi
 with_node=false
-command -v node >/dev/null && [ -d node_modules/cmake-js ] && with_node=true
+command -v node >/dev/null && [ -d node_modules/node-api-headers ] && [ -d node_modules/node-addon-api ] && with_node=true
 bin=build-gpu
 $with_node && bin=build
 
@@ -33,20 +45,19 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 
 if has build; then
   stamp build
-  if $with_node; then
-    if ! node node_modules/cmake-js/bin/cmake-js compile --parallel "$(nproc)" --CDSWERL_CUDA=ON \
-      --CDCMAKE_CUDA_ARCHITECTURES=90a >"$out/build.log" 2>&1; then
-      # Every error at once, not only the first target's.
-      cmake --build "$bin" -- -k 0 >>"$out/build.log" 2>&1
-      grep -E "error|FAILED" "$out/build.log" | head -60
-      exit 1
-    fi
-  else
-    generator=()
-    command -v ninja >/dev/null && generator=(-G Ninja)
-    cmake -S . -B "$bin" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSWERL_CUDA=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90a >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-    cmake --build "$bin" -j "$(nproc)" >>"$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  # The addon as cmake-js configures it (its headers are npm packages: nothing to download).
+  addon=()
+  $with_node && addon=("-DCMAKE_JS_INC=$PWD/node_modules/node-api-headers/include;$PWD/node_modules/node-addon-api"
+    "-DCMAKE_LIBRARY_OUTPUT_DIRECTORY=$PWD/$bin/Release")
+  cmake -S . -B "$bin" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSWERL_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90a "${addon[@]}" >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+  if ! cmake --build "$bin" -j "$(nproc)" >>"$out/build.log" 2>&1; then
+    # Every error at once, not only the first target's.
+    cmake --build "$bin" -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1
+    grep -E "error|FAILED" "$out/build.log" | head -60
+    exit 1
   fi
   grep -E "swerl: |Torch" "$out/build.log" | head -8
 fi
@@ -59,7 +70,9 @@ if has kernels; then
   tail -1 "$out/kernel-check-cpu.log"
 fi
 
-if has tests && $with_node; then
+if has tests && $with_node && [ ! -d node_modules/tap ]; then
+  stamp "tests skipped: node_modules has no tap (a bundle carries the production dependencies only)"
+elif has tests && $with_node; then
   stamp tests
   node node_modules/.bin/tap --disable-coverage --reporter=tap --timeout=600 \
     test/native/kernel-check.test.ts test/lib/math/fused-linear-policy-loss-devices.test.ts \
@@ -73,10 +86,23 @@ if has train && $with_node; then
   config=$(mktemp --suffix=.json)
   node -e 'const fs = require("fs"); const c = JSON.parse(fs.readFileSync("examples/frozenlake.json", "utf8"));
     c.model.device = "cuda"; fs.writeFileSync(process.argv[1], JSON.stringify(c));' "$config"
-  rm -rf runs/frozenlake-cuda
-  node dist/examples/frozenlake-demo.js --config "$config" --out runs/frozenlake-cuda >"$out/frozenlake-cuda.log" 2>&1 || status=1
-  tail -15 "$out/frozenlake-cuda.log"
-  cp runs/frozenlake-cuda/demo.json "$out/frozenlake-cuda.json" 2>/dev/null || true
+  for device in cuda cpu; do
+    rm -rf "runs/frozenlake-$device"
+    args=(--out "runs/frozenlake-$device")
+    [ $device = cuda ] && args+=(--config "$config")
+    node dist/examples/frozenlake-demo.js "${args[@]}" >"$out/frozenlake-$device.log" 2>&1 || status=1
+    tail -3 "$out/frozenlake-$device.log"
+    cp "runs/frozenlake-$device/demo.json" "$out/frozenlake-$device.json" 2>/dev/null || true
+  done
+  # A step's seconds (rollouts, update and the greedy eval after it) from each run's curve.
+  node -e 'const fs = require("fs");
+    for (const device of ["cuda", "cpu"]) {
+      const file = `${process.argv[1]}/frozenlake-${device}.json`;
+      if (!fs.existsSync(file)) { console.log(`${device}: no demo.json`); continue; }
+      const curve = JSON.parse(fs.readFileSync(file, "utf8")).runs[0].curve;
+      const steps = curve.slice(1).map((p, i) => p.seconds - curve[i].seconds).sort((a, b) => a - b);
+      console.log(`${device}: before step 1 ${curve[0].seconds.toFixed(1)} s, median step ${steps[steps.length >> 1].toFixed(2)} s, greedy success ${curve.at(-1).success}`);
+    }' "$out" | tee "$out/frozenlake-steps.txt"
 fi
 
 if has profile; then

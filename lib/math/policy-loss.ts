@@ -121,7 +121,8 @@ const POLICY_LOSS_SCHEMA = {
     },
     /**
      * Bitwise reproducible reductions (default true). false lets the CUDA kernels add the loss
-     * sums with atomics; the CPU is deterministic either way.
+     * sums with atomics. The CPU twin is deterministic either way, as far as libtorch's CPU GEMMs
+     * are: bitwise on libtorch 1.x; 2.x's 16-bit GEMMs (oneDNN) may differ in the last bits.
      */
     deterministic: { type: 'boolean', default: true },
   },

@@ -581,20 +581,47 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   auto rel = [](const at::Tensor& a, const at::Tensor& e) { return ((a.cpu().to(at::kDouble) - e).norm() / e.norm()).item<double>(); };
   const int64_t nh = 4, nkv = 2, D = 16;
-  // With SWERL_ATTENTION_BLOCK=16 (as the test runs it) the 90-token sequence goes blockwise.
-  const std::vector<int64_t> segments = {37, 5, 1, 90, 12};
+  // With SWERL_ATTENTION_BLOCK=16 (as the test runs it) the 90-token sequence goes blockwise;
+  // the runs of equal lengths (5 x 3, 12 x 2) attend as batches, the rest one at a time.
+  const std::vector<int64_t> segments = {37, 5, 5, 5, 1, 90, 12, 12};
   int64_t T = 0;
   for (int64_t n : segments) T += n;
   const at::Tensor q = at::randn({1, nh, T, D}, gen, f32), k = at::randn({1, nkv, T, D}, gen, f32), v = at::randn({1, nkv, T, D}, gen, f32);
-  const at::Tensor packed = packed_causal_attention(q.to(device), k.to(device), v.to(device), segments);
-  std::vector<at::Tensor> expected;
-  int64_t start = 0;
-  for (int64_t n : segments) {
-    expected.push_back(reference_attention_after(q.narrow(2, start, n), k.narrow(2, start, n), v.narrow(2, start, n), 0));
-    start += n;
+  const at::Tensor grad_out = at::randn({1, nh, T, D}, gen, f32);
+  // As the projections lay them out: [1, T, heads, D] in memory, seen as [1, heads, T, D].
+  auto as_projected = [&](const at::Tensor& t) {
+    return t.transpose(1, 2).contiguous().to(device).transpose(1, 2).detach().requires_grad_(true);
+  };
+  const at::Tensor qd = as_projected(q), kd = as_projected(k), vd = as_projected(v);
+  at::Tensor packed;
+  {
+    c10::AutoGradMode grad_on(true);
+    packed = packed_causal_attention(qd, kd, vd, segments);
+    packed.backward(grad_out.to(device));
   }
-  const double packed_error = rel(packed, at::cat(expected, 2));
-  check(packed_error <= 1e-5, device.str() + " packed causal attention (5 sequences, T=" + std::to_string(T) + "): relative L2 " + fmt(packed_error));
+  const at::Tensor eq = q.to(at::kDouble).requires_grad_(true), ek = k.to(at::kDouble).requires_grad_(true),
+                   ev = v.to(at::kDouble).requires_grad_(true);
+  at::Tensor expected_out;
+  {
+    c10::AutoGradMode grad_on(true);
+    std::vector<at::Tensor> expected;
+    int64_t start = 0;
+    for (int64_t n : segments) {
+      expected.push_back(reference_attention_after(eq.narrow(2, start, n), ek.narrow(2, start, n), ev.narrow(2, start, n), 0));
+      start += n;
+    }
+    expected_out = at::cat(expected, 2);
+    expected_out.backward(grad_out.to(at::kDouble));
+  }
+  const std::string label = device.str() + " packed causal attention (8 sequences, two runs of one length, T=" + std::to_string(T) + ")";
+  const double packed_error = rel(packed.detach(), expected_out.detach());
+  check(packed_error <= 1e-5, label + ": relative L2 " + fmt(packed_error));
+  const std::pair<const char*, std::pair<at::Tensor, at::Tensor>> grads[] = {
+      {"dQ", {qd.grad(), eq.grad()}}, {"dK", {kd.grad(), ek.grad()}}, {"dV", {vd.grad(), ev.grad()}}};
+  for (const auto& [name, pair] : grads) {
+    const double error = rel(pair.first, pair.second);
+    check(error <= 1e-5, label + ": " + name + " relative L2 " + fmt(error));
+  }
 
   for (const int64_t block : {int64_t(4), int64_t(1000)}) {
     const int64_t cached = 50, n = 23;
