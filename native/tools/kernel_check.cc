@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -646,6 +647,29 @@ ModelConfig tiny_decoder(int64_t vocab) {
   return config;
 }
 
+// Random prompts over a vocabulary, and requests sampling from their own seeded streams.
+class Prompts {
+ public:
+  Prompts(int64_t vocab, uint64_t seed, uint64_t seed_base)
+      : vocab_(vocab), gen_(at::make_generator<at::CPUGeneratorImpl>(seed)), seed_base_(seed_base) {}
+  std::vector<int32_t> prompt(int64_t n) {
+    const at::Tensor ids = at::randint(vocab_, {n}, gen_, at::TensorOptions().dtype(at::kLong));
+    return std::vector<int32_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + n);
+  }
+  GenerationRequest request(int64_t id, std::vector<int32_t> tokens) const {
+    GenerationRequest r;
+    r.id = id;
+    r.prompt = std::move(tokens);
+    r.sampling.seed = seed_base_ + uint64_t(id);
+    return r;
+  }
+
+ private:
+  int64_t vocab_;
+  at::Generator gen_;
+  uint64_t seed_base_;
+};
+
 // Continuous batching over a poisoned KV cache: two generators run the same schedule (three
 // prompts of different lengths, decode steps, a release that moves the last slot into the
 // hole, a short prompt admitted over a longer one's stale slot, a prefix-cache hit), and one
@@ -658,18 +682,9 @@ void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
   Generator clean(model), poisoned(model);
   for (Generator* g : {&clean, &poisoned}) g->prefixes().set_budget(int64_t(1) << 24);
 
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + 1);
-  auto prompt = [&](int64_t n) {
-    const at::Tensor ids = at::randint(config.vocab_size, {n}, gen, at::TensorOptions().dtype(at::kLong));
-    return std::vector<int32_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + n);
-  };
-  auto request = [](int64_t id, std::vector<int32_t> tokens) {
-    GenerationRequest r;
-    r.id = id;
-    r.prompt = std::move(tokens);
-    r.sampling.seed = uint64_t(100 + id);
-    return r;
-  };
+  Prompts source(config.vocab_size, seed + 1, 100);
+  auto prompt = [&](int64_t n) { return source.prompt(n); };
+  auto request = [&](int64_t id, std::vector<int32_t> tokens) { return source.request(id, std::move(tokens)); };
   std::vector<int32_t> first = prompt(30);
   std::vector<std::pair<std::vector<int64_t>, std::vector<GenerationRequest>>> schedule = {
       {{}, {request(1, first), request(2, prompt(12)), request(3, prompt(7))}}, {{}, {}}, {{}, {}}, {{}, {}},
@@ -708,6 +723,73 @@ void check_kv_cache_poisoning(const at::Device& device, uint64_t seed) {
   check(stats.hits >= 1, device.str() + " KV-cache poisoning: the schedule includes a prefix-cache hit (" + std::to_string(stats.hits) + ")");
   check(same_tokens && worst == 0.0, device.str() + " KV-cache poisoning: " + std::to_string(a.size()) +
                                          " tokens and logprobs unchanged by 1e6 in every unowned position (max |Δ logprob| " + fmt(worst) + ")");
+}
+
+// Next turns admitted together: three sequences run a turn, are released (their keys and values
+// stored as prefixes), and come back as prompts that extend them by different lengths. One
+// generator admits the three in one step (their remainders prefilled in one forward, with every
+// position no live sequence owns poisoned after each step), the other one per step (each alone,
+// the path measured before): each sequence's first tokens and logprobs must agree.
+void check_batched_extension(const at::Device& device, uint64_t seed) {
+  const ModelConfig config = tiny_decoder(64);
+  Transformer model(config, device, at::kFloat);
+  init_random(model, 0.3, seed);
+  Generator together(model), alone(model);
+  for (Generator* g : {&together, &alone}) g->prefixes().set_budget(int64_t(1) << 24);
+  Prompts source(config.vocab_size, seed + 2, 300);
+  auto prompt = [&](int64_t n) { return source.prompt(n); };
+  auto request = [&](int64_t id, std::vector<int32_t> tokens) { return source.request(id, std::move(tokens)); };
+  const std::vector<std::vector<int32_t>> first = {prompt(21), prompt(9), prompt(14)};
+  std::map<int64_t, std::vector<int32_t>> reply;
+  for (int step = 0; step < 4; ++step) {
+    std::vector<GenerationRequest> admit;
+    if (step == 0)
+      for (int64_t i = 0; i < 3; ++i) admit.push_back(request(i + 1, first[size_t(i)]));
+    const std::vector<GeneratedToken> x = together.step({}, admit), y = alone.step({}, admit);
+    for (const GeneratedToken& t : x) reply[t.id].push_back(t.token);
+  }
+  // Each next turn: the prompt, the reply but its last token (not yet in the cache), and an
+  // observation of its own length.
+  const int64_t observation[] = {6, 1, 11};
+  std::vector<GenerationRequest> next;
+  for (int64_t i = 0; i < 3; ++i) {
+    std::vector<int32_t> tokens = first[size_t(i)];
+    tokens.insert(tokens.end(), reply[i + 1].begin(), reply[i + 1].end() - 1);
+    const std::vector<int32_t> more = prompt(observation[i]);
+    tokens.insert(tokens.end(), more.begin(), more.end());
+    next.push_back(request(i + 11, tokens));
+  }
+  std::map<int64_t, std::vector<GeneratedToken>> a, b;
+  const std::vector<int64_t> all = {1, 2, 3};
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<GeneratedToken> x = together.step(step == 0 ? all : std::vector<int64_t>{},
+                                                        step == 0 ? next : std::vector<GenerationRequest>{});
+    together.poison_unused(1e6f);
+    for (const GeneratedToken& t : x) a[t.id].push_back(t);
+  }
+  for (int step = 0; step < 6; ++step) {
+    const std::vector<GeneratedToken> y = alone.step(step == 0 ? all : std::vector<int64_t>{},
+                                                     step < 3 ? std::vector<GenerationRequest>{next[size_t(step)]}
+                                                              : std::vector<GenerationRequest>{});
+    for (const GeneratedToken& t : y) b[t.id].push_back(t);
+  }
+  bool same_tokens = true;
+  double worst = 0;
+  int64_t compared = 0;
+  for (int64_t id = 11; id <= 13; ++id)
+    for (size_t k = 0; k < 3; ++k) {
+      if (k >= a[id].size() || k >= b[id].size()) { same_tokens = false; continue; }
+      same_tokens = same_tokens && a[id][k].token == b[id][k].token;
+      worst = std::max(worst, double(std::fabs(a[id][k].logprob - b[id][k].logprob)));
+      ++compared;
+    }
+  const std::string label = device.str() + " next turns admitted together";
+  check(together.extended_together() == 3 && alone.extended_together() == 0,
+        label + ": 3 prompts prefilled together, none alone-admitted ones (" +
+            std::to_string(together.extended_together()) + ", " + std::to_string(alone.extended_together()) + ")");
+  check(together.prefixes().stats().hits >= 3 && alone.prefixes().stats().hits >= 3, label + ": each reused its stored prefix");
+  check(same_tokens && compared == 9 && worst <= 1e-5,
+        label + ": " + std::to_string(compared) + " tokens as admitted one at a time (max |Δ logprob| " + fmt(worst) + ")");
 }
 
 // The sampler against today's definition computed in float64: token = the first index whose
@@ -910,6 +992,7 @@ int main(int argc, char** argv) {
     check_causal_attention(device, gen);
     check_packed_and_chunked_attention(device, gen);
     check_kv_cache_poisoning(device, seed);
+    check_batched_extension(device, seed);
     check_sampler(device, gen);
     check_decode_modes(device, seed);
   } catch (const std::exception& e) {

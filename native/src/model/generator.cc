@@ -1,6 +1,7 @@
 #include "model/generator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "core/profile.h"
@@ -98,23 +99,87 @@ std::vector<GeneratedToken> Generator::decode_all() {
   return sample(hidden, 0);
 }
 
-// Prompts that extend a stored prefix prefill only their remainder, one at a time, and so do
-// prompts longer than a chunk, a chunk at a time; the others are prefilled together,
-// right-padded.
+namespace {
+
+// SWERL_PREFIX_EXTENSIONS=alone: every prompt extending a stored prefix in a forward of its own,
+// as before they were grouped (for comparison).
+bool extensions_alone() {
+  static const bool alone = [] {
+    const char* env = std::getenv("SWERL_PREFIX_EXTENSIONS");
+    return env != nullptr && std::string(env) == "alone";
+  }();
+  return alone;
+}
+
+}  // namespace
+
+// Prompts that extend a stored prefix prefill only their remainder, together (an agent's next
+// turns, one per episode: on CUDA one call each was a forward of launches apiece), in groups
+// whose attention scores stay under kExtendScores; prompts whose remainder is longer than a
+// chunk go alone, a chunk at a time; the others are prefilled together, right-padded.
 std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& all) {
   std::vector<GenerationRequest> admit;
-  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> alone;
+  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> extending, alone;
   for (const GenerationRequest& r : all) {
     const PrefixCache::Match m = prefixes_.match(r.prompt);
-    if (m.entry >= 0 || int64_t(r.prompt.size()) > prefill_chunk_) alone.emplace_back(&r, m);
+    if (int64_t(r.prompt.size()) - m.length > prefill_chunk_ || (m.entry >= 0 && extensions_alone()))
+      alone.emplace_back(&r, m);
+    else if (m.entry >= 0) extending.emplace_back(&r, m);
     else admit.push_back(r);
   }
   std::vector<GeneratedToken> out = prefill_batch(admit);
-  for (const auto& [request, match] : alone) {
-    std::vector<GeneratedToken> one = extend(*request, match);
-    out.insert(out.end(), one.begin(), one.end());
+  const auto append = [&out](const std::vector<GeneratedToken>& more) { out.insert(out.end(), more.begin(), more.end()); };
+  // Scores one group of extensions may hold at once (B x heads x rows x keys, float32 where
+  // attention materializes them): 256 MiB.
+  constexpr int64_t kExtendScores = int64_t(1) << 26;
+  std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> group;
+  int64_t rows = 0, keys = 0;
+  for (const auto& item : extending) {
+    const int64_t n = int64_t(item.first->prompt.size()) - item.second.length;
+    const int64_t next_rows = std::max(rows, n), next_keys = std::max(keys, item.second.length + next_rows);
+    if (!group.empty() &&
+        int64_t(group.size() + 1) * model_.config().num_heads * next_rows * next_keys > kExtendScores) {
+      append(extend_together(group));
+      group.clear();
+      rows = keys = 0;
+    }
+    group.push_back(item);
+    rows = std::max(rows, n);
+    keys = std::max(keys, item.second.length + rows);
   }
+  if (!group.empty()) append(extend_together(group));
+  for (const auto& [request, match] : alone) append(extend(*request, match));
   return out;
+}
+
+std::vector<GeneratedToken> Generator::extend_together(
+    const std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>>& group) {
+  if (group.size() == 1) return extend(*group[0].first, group[0].second);
+  const int64_t first = int64_t(sequences_.size()), B = int64_t(group.size());
+  int64_t L = 0, keys = 0;
+  for (const auto& [r, m] : group) L = std::max(L, int64_t(r->prompt.size()) - m.length);
+  std::vector<int64_t> starts, last;
+  for (const auto& [r, m] : group) {
+    starts.push_back(m.length);
+    keys = std::max(keys, m.length + L);
+  }
+  cache_.reserve(first + B, keys + 1);
+  std::vector<int64_t> ids(size_t(B * L), 0);
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& [r, m] = group[size_t(b)];
+    prefixes_.restore(m, cache_, first + b);
+    const int64_t n = int64_t(r->prompt.size()) - m.length;
+    if (prefixes_.enabled()) prefixes_.count_prefilled(n);
+    std::copy(r->prompt.begin() + m.length, r->prompt.end(), ids.begin() + b * L);
+    last.push_back(b * L + n - 1);
+  }
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor hidden = model_.extend_batch(at::from_blob(ids.data(), {B, L}, cpu_long), cache_, first, starts);
+  const at::Tensor rows = at::from_blob(last.data(), {B}, cpu_long).to(model_.device());
+  for (const auto& [r, m] : group)
+    sequences_.push_back(Sequence{r->id, int64_t(r->prompt.size()), -1, 0, r->sampling, r->prompt});
+  extended_together_ += B;
+  return sample(hidden.reshape({B * L, hidden.size(2)}).index_select(0, rows), size_t(first));
 }
 
 std::vector<GeneratedToken> Generator::extend(const GenerationRequest& r, const PrefixCache::Match& match) {

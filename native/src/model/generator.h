@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "model/decode_graphs.h"
@@ -46,6 +47,8 @@ class Generator {
   void poison_unused(float value);
   int64_t cache_bytes() const { return cache_.bytes(); }
   PrefixCache& prefixes() { return prefixes_; }
+  // Prompts admitted with their stored prefixes' remainders prefilled together (extend_together).
+  int64_t extended_together() const { return extended_together_; }
   // Prompt positions prefilled in one forward at most; longer prompts go a chunk at a time,
   // so a long prompt's activations take a chunk's memory, not the whole prompt's.
   void set_prefill_chunk(int64_t tokens) { prefill_chunk_ = tokens; }
@@ -71,6 +74,10 @@ class Generator {
   // One prompt in its own slot: a stored prefix restored (when matched), the rest prefilled a
   // chunk at a time.
   std::vector<GeneratedToken> extend(const GenerationRequest& request, const PrefixCache::Match& match);
+  // Prompts with stored prefixes in consecutive new slots, their remainders (each at most a
+  // chunk) prefilled in one forward (Transformer::extend_batch).
+  std::vector<GeneratedToken> extend_together(
+      const std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>>& group);
   std::vector<GeneratedToken> sample(const at::Tensor& hidden, size_t first);
 
   const Transformer& model_;
@@ -78,6 +85,7 @@ class Generator {
   PrefixCache prefixes_;
   std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
   int64_t prefill_chunk_ = 8192;
+  int64_t extended_together_ = 0;
   DecodeMode decode_mode_;
   DecodeGraphs graphs_;
 };

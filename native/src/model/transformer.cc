@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -228,6 +229,42 @@ at::Tensor Transformer::extend(const at::Tensor& ids, KvCache& cache, int64_t sl
       }
       return causal_attention_after(q, cache.keys(i).narrow(0, slot, 1).narrow(2, 0, keys),
                                     cache.values(i).narrow(0, slot, 1).narrow(2, 0, keys), start);
+    });
+  }
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
+}
+
+at::Tensor Transformer::extend_batch(const at::Tensor& ids, KvCache& cache, int64_t first_slot,
+                                     const std::vector<int64_t>& starts) const {
+  const int64_t B = ids.size(0), L = ids.size(1);
+  const int64_t keys = *std::max_element(starts.begin(), starts.end()) + L;
+  const auto long_options = at::TensorOptions().dtype(at::kLong).device(device_);
+  at::Tensor positions;
+  {
+    profile::Phase phase("host-copy");
+    positions = at::tensor(at::ArrayRef<int64_t>(starts), at::kLong).to(device_).view({B, 1}) +
+                at::arange(L, long_options).view({1, L});  // [B, L]
+  }
+  at::Tensor cos, sin;
+  rotary_tables(positions, cos, sin);  // [B, L, D]: a table per row
+  at::Tensor slots, allowed;
+  {
+    profile::Phase phase("attention.mask");
+    slots = at::arange(first_slot, first_slot + B, long_options).view({B, 1});
+    allowed = (at::arange(keys, long_options).view({1, 1, keys}) <= positions.unsqueeze(-1)).unsqueeze(1);
+  }
+  at::Tensor x = embed(ids);
+  using at::indexing::Slice;
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    x = layer(i, x, cos, sin, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      {
+        // k, v [B, nkv, L, D] go to (slot first_slot + b, every head, position starts[b] + j).
+        profile::Phase phase("kv-cache");
+        cache.keys(i).index_put_({slots, Slice(), positions}, k.transpose(1, 2));
+        cache.values(i).index_put_({slots, Slice(), positions}, v.transpose(1, 2));
+      }
+      return grouped_query_attention(q, cache.keys(i).narrow(0, first_slot, B).narrow(2, 0, keys),
+                                     cache.values(i).narrow(0, first_slot, B).narrow(2, 0, keys), allowed);
     });
   }
   return rms_norm(x, final_norm_, config_.rms_norm_eps);

@@ -48,6 +48,12 @@ class Transformer {
   // already hold the sequence's keys and values (a reused prefix); attends over [0, start + n).
   // Returns the final hidden states [1, n, H].
   at::Tensor extend(const at::Tensor& ids, KvCache& cache, int64_t slot, int64_t start) const;
+  // extend for B sequences at once: row b of ids [B, L] (right-padded) goes to positions
+  // starts[b].. of slot first_slot + b and attends over its own [0, starts[b] + j]. Padding
+  // writes keys past a row's end, inside the cache's capacity (reserve max(starts) + L), where
+  // nothing reads them before a decode step overwrites them. Returns hidden states [B, L, H].
+  at::Tensor extend_batch(const at::Tensor& ids, KvCache& cache, int64_t first_slot,
+                          const std::vector<int64_t>& starts) const;
   // One decode step for cache slots 0..B-1: ids [B] at positions [B] (each row's current
   // length; either on any device). Writes each row's key/value at its position, attends over
   // the first `keys` cache positions (> every position; those past a row's are masked) and
