@@ -736,6 +736,8 @@ void check_batched_extension(const at::Device& device, uint64_t seed) {
   init_random(model, 0.3, seed);
   Generator together(model), alone(model);
   for (Generator* g : {&together, &alone}) g->prefixes().set_budget(int64_t(1) << 24);
+  together.set_extend_together(true);
+  alone.set_extend_together(false);
   Prompts source(config.vocab_size, seed + 2, 300);
   auto prompt = [&](int64_t n) { return source.prompt(n); };
   auto request = [&](int64_t id, std::vector<int32_t> tokens) { return source.request(id, std::move(tokens)); };

@@ -9,10 +9,26 @@
 
 namespace swerl {
 
+namespace {
+
+// SWERL_PREFIX_EXTENSIONS=together: prompts extending stored prefixes, admitted in one step, are
+// prefilled in one forward. Off by default: a row's logprobs then depend on which rows share its
+// forward (1e-6), so a data-parallel group no longer samples one process's exact logprobs.
+bool extensions_together_by_default() {
+  static const bool together = [] {
+    const char* env = std::getenv("SWERL_PREFIX_EXTENSIONS");
+    return env != nullptr && std::string(env) == "together";
+  }();
+  return together;
+}
+
+}  // namespace
+
 Generator::Generator(const Transformer& model)
     : model_(model),
       cache_(model.config().num_layers, model.config().num_kv_heads, model.config().head_dim,
              at::TensorOptions().dtype(model.dtype()).device(model.device())),
+      extend_together_(extensions_together_by_default()),
       decode_mode_(model.device().is_cuda() ? DecodeMode::Graphs : DecodeMode::Off) {}
 
 void Generator::reset() {
@@ -99,30 +115,18 @@ std::vector<GeneratedToken> Generator::decode_all() {
   return sample(hidden, 0);
 }
 
-namespace {
 
-// SWERL_PREFIX_EXTENSIONS=alone: every prompt extending a stored prefix in a forward of its own,
-// as before they were grouped (for comparison).
-bool extensions_alone() {
-  static const bool alone = [] {
-    const char* env = std::getenv("SWERL_PREFIX_EXTENSIONS");
-    return env != nullptr && std::string(env) == "alone";
-  }();
-  return alone;
-}
-
-}  // namespace
-
-// Prompts that extend a stored prefix prefill only their remainder, together (an agent's next
-// turns, one per episode: on CUDA one call each was a forward of launches apiece), in groups
-// whose attention scores stay under kExtendScores; prompts whose remainder is longer than a
-// chunk go alone, a chunk at a time; the others are prefilled together, right-padded.
+// Prompts that extend a stored prefix prefill only their remainder: alone, or with
+// set_extend_together together (an agent's next turns, one per episode: on CUDA one call each is
+// a forward of launches apiece), in groups whose attention scores stay under kExtendScores;
+// prompts whose remainder is longer than a chunk go alone, a chunk at a time; the others are
+// prefilled together, right-padded.
 std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationRequest>& all) {
   std::vector<GenerationRequest> admit;
   std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> extending, alone;
   for (const GenerationRequest& r : all) {
     const PrefixCache::Match m = prefixes_.match(r.prompt);
-    if (int64_t(r.prompt.size()) - m.length > prefill_chunk_ || (m.entry >= 0 && extensions_alone()))
+    if (int64_t(r.prompt.size()) - m.length > prefill_chunk_ || (m.entry >= 0 && !extend_together_))
       alone.emplace_back(&r, m);
     else if (m.entry >= 0) extending.emplace_back(&r, m);
     else admit.push_back(r);

@@ -47,6 +47,9 @@ class Generator {
   void poison_unused(float value);
   int64_t cache_bytes() const { return cache_.bytes(); }
   PrefixCache& prefixes() { return prefixes_; }
+  // Whether prompts extending stored prefixes, admitted in one step, share one forward (default:
+  // SWERL_PREFIX_EXTENSIONS=together; otherwise each has its own, grouping-independent logprobs).
+  void set_extend_together(bool on) { extend_together_ = on; }
   // Prompts admitted with their stored prefixes' remainders prefilled together (extend_together).
   int64_t extended_together() const { return extended_together_; }
   // Prompt positions prefilled in one forward at most; longer prompts go a chunk at a time,
@@ -86,6 +89,7 @@ class Generator {
   std::vector<Sequence> sequences_;  // sequences_[i] lives in cache slot i
   int64_t prefill_chunk_ = 8192;
   int64_t extended_together_ = 0;
+  bool extend_together_;
   DecodeMode decode_mode_;
   DecodeGraphs graphs_;
 };
