@@ -115,7 +115,6 @@ std::vector<GeneratedToken> Generator::decode_all() {
   return sample(hidden, 0);
 }
 
-
 // Prompts that extend a stored prefix prefill only their remainder: alone, or with
 // set_extend_together together (an agent's next turns, one per episode: on CUDA one call each is
 // a forward of launches apiece), in groups whose attention scores stay under kExtendScores;
@@ -136,20 +135,22 @@ std::vector<GeneratedToken> Generator::prefill(const std::vector<GenerationReque
   // Scores one group of extensions may hold at once (B x heads x rows x keys, float32 where
   // attention materializes them): 256 MiB.
   constexpr int64_t kExtendScores = int64_t(1) << 26;
+  // A group's forward is [group size, heads, its longest remainder, its longest start + that].
   std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>> group;
-  int64_t rows = 0, keys = 0;
+  int64_t rows = 0, start = 0;
   for (const auto& item : extending) {
     const int64_t n = int64_t(item.first->prompt.size()) - item.second.length;
-    const int64_t next_rows = std::max(rows, n), next_keys = std::max(keys, item.second.length + next_rows);
-    if (!group.empty() &&
-        int64_t(group.size() + 1) * model_.config().num_heads * next_rows * next_keys > kExtendScores) {
+    int64_t next_rows = std::max(rows, n), next_start = std::max(start, item.second.length);
+    if (!group.empty() && int64_t(group.size() + 1) * model_.config().num_heads * next_rows *
+                                  (next_start + next_rows) > kExtendScores) {
       append(extend_together(group));
       group.clear();
-      rows = keys = 0;
+      next_rows = n;
+      next_start = item.second.length;
     }
     group.push_back(item);
-    rows = std::max(rows, n);
-    keys = std::max(keys, item.second.length + rows);
+    rows = next_rows;
+    start = next_start;
   }
   if (!group.empty()) append(extend_together(group));
   for (const auto& [request, match] : alone) append(extend(*request, match));
@@ -160,14 +161,13 @@ std::vector<GeneratedToken> Generator::extend_together(
     const std::vector<std::pair<const GenerationRequest*, PrefixCache::Match>>& group) {
   if (group.size() == 1) return extend(*group[0].first, group[0].second);
   const int64_t first = int64_t(sequences_.size()), B = int64_t(group.size());
-  int64_t L = 0, keys = 0;
-  for (const auto& [r, m] : group) L = std::max(L, int64_t(r->prompt.size()) - m.length);
+  int64_t L = 0;
   std::vector<int64_t> starts, last;
   for (const auto& [r, m] : group) {
+    L = std::max(L, int64_t(r->prompt.size()) - m.length);
     starts.push_back(m.length);
-    keys = std::max(keys, m.length + L);
   }
-  cache_.reserve(first + B, keys + 1);
+  cache_.reserve(first + B, *std::max_element(starts.begin(), starts.end()) + L + 1);
   std::vector<int64_t> ids(size_t(B * L), 0);
   for (int64_t b = 0; b < B; ++b) {
     const auto& [r, m] = group[size_t(b)];
