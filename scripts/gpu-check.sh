@@ -10,7 +10,7 @@
 #   tests      (Node) the tap tests that need CUDA or transformers: the kernel check, the fused
 #              loss on both devices, the policy on CUDA, Hugging Face parity, the NCCL group
 #   train      (Node) the FrozenLake demo with model.device 'cuda', then on the same machine's CPU:
-#              the median step of each
+#              the median step of each and of its parts (rollouts, update, eval)
 #   profile    swerl_policy_bench --profile: the Qwen3-0.6B-shaped policy's train steps (4 x 4096,
 #              1 x 16384) and decode steps (batch 1, 16, 64) by phase, then transformers' generate
 #              on the same shape and card (bench/hf_generate.py) as the baseline
@@ -34,6 +34,7 @@ if ! command -v node >/dev/null && [ -f "$bundle/node.xz" ]; then
   export PATH="$node_dir:$PATH"
   [ -d node_modules ] || tar -xJf "$bundle/node_modules.tar.xz"
   [ -d dist ] || tar -xJf "$bundle/dist.tar.xz"
+  [ -f "$bundle/tests.tar.xz" ] && [ ! -d dist-tests ] && tar -xJf "$bundle/tests.tar.xz"
   echo "node $(node --version) from $bundle"
 fi
 with_node=false
@@ -70,39 +71,62 @@ if has kernels; then
   tail -1 "$out/kernel-check-cpu.log"
 fi
 
-if has tests && $with_node && [ ! -d node_modules/tap ]; then
-  stamp "tests skipped: node_modules has no tap (a bundle carries the production dependencies only)"
-elif has tests && $with_node; then
+cuda_tests="test/native/kernel-check.test test/lib/math/fused-linear-policy-loss-devices.test
+  test/lib/model/native-policy.test test/lib/model/hf-parity.test test/lib/model/process-group.test"
+if has tests && $with_node && [ -d node_modules/@tapjs/typescript ] && [ -d node_modules/typescript ]; then
   stamp tests
-  node node_modules/.bin/tap --disable-coverage --reporter=tap --timeout=600 \
-    test/native/kernel-check.test.ts test/lib/math/fused-linear-policy-loss-devices.test.ts \
-    test/lib/model/native-policy.test.ts test/lib/model/hf-parity.test.ts test/lib/model/process-group.test.ts \
+  node node_modules/.bin/tap --disable-coverage --reporter=tap --timeout=600 $(printf '%s.ts ' $cuda_tests) \
     >"$out/tests-cuda.tap" 2>&1 || status=1
   grep -E "^# \{|not ok|# SKIP|on cuda|on cpu, float32|full forward" "$out/tests-cuda.tap" | head -60
+elif has tests && $with_node && [ -d node_modules/tap ] && [ -d dist-tests/test ]; then
+  # The bundle's way: the tests compiled to JavaScript (dist-tests/), run by Node with tap's
+  # runtime and no TypeScript loader. Each file prints TAP and its own totals.
+  stamp "tests (compiled)"
+  : >"$out/tests-cuda.tap"
+  for t in $cuda_tests; do
+    echo "# file $t" >>"$out/tests-cuda.tap"
+    CI=true timeout 900 node "dist-tests/$t.js" >>"$out/tests-cuda.tap" 2>&1 || { status=1; echo "not ok - $t exited non-zero" >>"$out/tests-cuda.tap"; }
+  done
+  grep -E "^# file|^# \{|^not ok|# SKIP|on cuda|on cpu, float32|full forward" "$out/tests-cuda.tap" | head -60
+elif has tests && $with_node; then
+  stamp "tests skipped: no tap with its TypeScript loader (npm ci) and no compiled tests (the bundle's tests.tar.xz)"
 fi
 
 if has train && $with_node; then
   stamp train
+  # SWERL_GPU_FL_STEPS shortens the runs (the median step is what compares); SWERL_GPU_FL_RUNS
+  # picks them: cuda, cuda-together (next turns prefilled together, SWERL_PREFIX_EXTENSIONS), cpu.
+  steps=${SWERL_GPU_FL_STEPS:-45}
   config=$(mktemp --suffix=.json)
   node -e 'const fs = require("fs"); const c = JSON.parse(fs.readFileSync("examples/frozenlake.json", "utf8"));
     c.model.device = "cuda"; fs.writeFileSync(process.argv[1], JSON.stringify(c));' "$config"
-  for device in cuda cpu; do
-    rm -rf "runs/frozenlake-$device"
-    args=(--out "runs/frozenlake-$device")
-    [ $device = cuda ] && args+=(--config "$config")
-    node dist/examples/frozenlake-demo.js "${args[@]}" >"$out/frozenlake-$device.log" 2>&1 || status=1
-    tail -3 "$out/frozenlake-$device.log"
-    cp "runs/frozenlake-$device/demo.json" "$out/frozenlake-$device.json" 2>/dev/null || true
+  fl_runs=${SWERL_GPU_FL_RUNS:-cuda cpu}
+  for name in $fl_runs; do
+    rm -rf "runs/frozenlake-$name"
+    args=(--out "runs/frozenlake-$name" --steps "$steps")
+    [ "$name" != cpu ] && args+=(--config "$config")
+    extensions=
+    [ "$name" = cuda-together ] && extensions=together
+    SWERL_PREFIX_EXTENSIONS=$extensions node dist/examples/frozenlake-demo.js "${args[@]}" >"$out/frozenlake-$name.log" 2>&1 || status=1
+    tail -3 "$out/frozenlake-$name.log"
+    cp "runs/frozenlake-$name/demo.json" "$out/frozenlake-$name.json" 2>/dev/null || true
+    cp runs/frozenlake-$name/*/metrics.jsonl "$out/frozenlake-$name.metrics.jsonl" 2>/dev/null || true
   done
-  # A step's seconds (rollouts, update and the greedy eval after it) from each run's curve.
+  # A step's seconds (rollouts, update and the greedy eval after it) from each run's curve, and
+  # the medians of its parts from the run's metrics.
   node -e 'const fs = require("fs");
-    for (const device of ["cuda", "cpu"]) {
-      const file = `${process.argv[1]}/frozenlake-${device}.json`;
-      if (!fs.existsSync(file)) { console.log(`${device}: no demo.json`); continue; }
+    const median = (xs) => { const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b); return s.length ? s[s.length >> 1] : NaN; };
+    for (const name of process.argv.slice(2)) {
+      const file = `${process.argv[1]}/frozenlake-${name}.json`;
+      if (!fs.existsSync(file)) { console.log(`${name}: no demo.json`); continue; }
       const curve = JSON.parse(fs.readFileSync(file, "utf8")).runs[0].curve;
-      const steps = curve.slice(1).map((p, i) => p.seconds - curve[i].seconds).sort((a, b) => a - b);
-      console.log(`${device}: before step 1 ${curve[0].seconds.toFixed(1)} s, median step ${steps[steps.length >> 1].toFixed(2)} s, greedy success ${curve.at(-1).success}`);
-    }' "$out" | tee "$out/frozenlake-steps.txt"
+      const steps = curve.slice(1).map((p, i) => p.seconds - curve[i].seconds);
+      const rows = fs.readFileSync(`${process.argv[1]}/frozenlake-${name}.metrics.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.time);
+      const part = (f) => median(rows.map(f)).toFixed(2);
+      console.log(`${name}: before step 1 ${curve[0].seconds.toFixed(1)} s, median step ${median(steps).toFixed(2)} s` +
+        ` (rollouts ${part((r) => r.time.rolloutSeconds)}, update ${part((r) => r.time.trainSeconds)}, eval ${part((r) => r.eval?.seconds)}),` +
+        ` greedy success ${curve.at(-1).success} after ${curve.length - 1} steps`);
+    }' "$out" $fl_runs | tee "$out/frozenlake-steps.txt"
 fi
 
 if has profile; then

@@ -96,6 +96,7 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
   // From the reporter's start, not the process's: a process that took 30 s to get here (a
   // loaded machine, a long setup) would print a rollout line at a step's first event.
   let lastLine = performance.now();
+  const started = lastLine;
   const out = () => (display ??= progressDisplay(live));
   const stop = () => {
     display?.stop();
@@ -115,7 +116,7 @@ export function consoleReporter(mode: 'auto' | 'bar' | 'lines' | 'none', steps: 
         }
         break;
       case 'warmup':
-        if (e.step === e.steps || e.step % 5 === 0) out().log(`format warm-up ${e.step}/${e.steps}: answer NLL ${fixed(e.nll)}`);
+        if (e.step === e.steps || e.step % 5 === 0) out().log(`format warm-up ${e.step}/${e.steps}: answer NLL ${fixed(e.nll)}  (at ${fixed((performance.now() - started) / 1000, 1)} s)`);
         break;
       case 'rollouts': {
         const seconds = clock.stepSeconds();

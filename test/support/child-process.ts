@@ -12,9 +12,13 @@ export function typescriptExecArgv(): string[] {
   return process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
 }
 
+/** Where these helpers run compiled (scripts/gpu-check.sh's tests without tap's TypeScript loader), a script's compiled sibling. */
+const COMPILED = import.meta.url.endsWith('.js');
+
 export function spawnTs(script: string, env: Record<string, string>, args: string[] = []): ChildProcess {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  return spawn(process.execPath, [...typescriptExecArgv(), script, ...args], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const file = COMPILED ? script.replace(/\.ts$/, '.js') : script;
+  return spawn(process.execPath, [...typescriptExecArgv(), file, ...args], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
 }
 
 /** Runs `swerl args…` (lib/cli.ts) to its end from the repository root. */
