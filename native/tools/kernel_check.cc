@@ -577,8 +577,18 @@ at::Tensor reference_attention_after(const at::Tensor& q, const at::Tensor& k, c
   return at::matmul(at::softmax(scores.masked_fill(allowed.logical_not(), -INFINITY), -1), ev);
 }
 
-// Packed sequences (block-diagonal) and a chunk after cached positions, each against float64.
+// Packed sequences (block-diagonal) and a chunk after cached positions, each against float64:
+// in float32 everywhere, and in bfloat16 on CUDA, where flash attention runs them (attention.cc:
+// short shapes; its causal mask is aligned to the last key, which is what a chunk after cached
+// positions needs), against float64 of the same rounded inputs.
+void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen, at::ScalarType dtype, double tolerance);
+
 void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen) {
+  check_packed_and_chunked_attention(device, gen, at::kFloat, 1e-5);
+  if (device.is_cuda()) check_packed_and_chunked_attention(device, gen, at::kBFloat16, 1.5e-2);
+}
+
+void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen, at::ScalarType dtype, double tolerance) {
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   auto rel = [](const at::Tensor& a, const at::Tensor& e) { return ((a.cpu().to(at::kDouble) - e).norm() / e.norm()).item<double>(); };
   const int64_t nh = 4, nkv = 2, D = 16;
@@ -587,18 +597,19 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
   const std::vector<int64_t> segments = {37, 5, 5, 5, 1, 90, 12, 12};
   int64_t T = 0;
   for (int64_t n : segments) T += n;
-  const at::Tensor q = at::randn({1, nh, T, D}, gen, f32), k = at::randn({1, nkv, T, D}, gen, f32), v = at::randn({1, nkv, T, D}, gen, f32);
-  const at::Tensor grad_out = at::randn({1, nh, T, D}, gen, f32);
+  // Rounded to dtype first: the float64 reference sees exactly the inputs the kernel does.
+  auto draw = [&](int64_t heads) { return at::randn({1, heads, T, D}, gen, f32).to(dtype).to(at::kFloat); };
+  const at::Tensor q = draw(nh), k = draw(nkv), v = draw(nkv), grad_out = draw(nh);
   // As the projections lay them out: [1, T, heads, D] in memory, seen as [1, heads, T, D].
   auto as_projected = [&](const at::Tensor& t) {
-    return t.transpose(1, 2).contiguous().to(device).transpose(1, 2).detach().requires_grad_(true);
+    return t.transpose(1, 2).contiguous().to(device, dtype).transpose(1, 2).detach().requires_grad_(true);
   };
   const at::Tensor qd = as_projected(q), kd = as_projected(k), vd = as_projected(v);
   at::Tensor packed;
   {
     c10::AutoGradMode grad_on(true);
     packed = packed_causal_attention(qd, kd, vd, segments);
-    packed.backward(grad_out.to(device));
+    packed.backward(grad_out.to(device, dtype));
   }
   const at::Tensor eq = q.to(at::kDouble).requires_grad_(true), ek = k.to(at::kDouble).requires_grad_(true),
                    ev = v.to(at::kDouble).requires_grad_(true);
@@ -614,22 +625,23 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
     expected_out = at::cat(expected, 2);
     expected_out.backward(grad_out.to(at::kDouble));
   }
-  const std::string label = device.str() + " packed causal attention (8 sequences, two runs of one length, T=" + std::to_string(T) + ")";
+  const std::string label = device.str() + " " + dtype_name(dtype) + " packed causal attention (8 sequences, two runs of one length, T=" + std::to_string(T) + ")";
   const double packed_error = rel(packed.detach(), expected_out.detach());
-  check(packed_error <= 1e-5, label + ": relative L2 " + fmt(packed_error));
+  check(packed_error <= tolerance, label + ": relative L2 " + fmt(packed_error));
   const std::pair<const char*, std::pair<at::Tensor, at::Tensor>> grads[] = {
       {"dQ", {qd.grad(), eq.grad()}}, {"dK", {kd.grad(), ek.grad()}}, {"dV", {vd.grad(), ev.grad()}}};
   for (const auto& [name, pair] : grads) {
     const double error = rel(pair.first, pair.second);
-    check(error <= 1e-5, label + ": " + name + " relative L2 " + fmt(error));
+    check(error <= tolerance, label + ": " + name + " relative L2 " + fmt(error));
   }
 
   for (const int64_t block : {int64_t(4), int64_t(1000)}) {
     const int64_t cached = 50, n = 23;
     const at::Tensor qc = q.narrow(2, 0, n).contiguous(), kc = k.narrow(2, 0, cached + n), vc = v.narrow(2, 0, cached + n);
-    const at::Tensor out = causal_attention_after(qc.to(device), kc.to(device), vc.to(device), cached, block);
+    const at::Tensor out = causal_attention_after(qc.to(device, dtype), kc.to(device, dtype), vc.to(device, dtype), cached, block);
     const double error = rel(out, reference_attention_after(qc, kc, vc, cached));
-    check(error <= 1e-5, device.str() + " attention of 23 queries after 50 cached positions, block " + std::to_string(block) + ": relative L2 " + fmt(error));
+    check(error <= tolerance, device.str() + " " + dtype_name(dtype) + " attention of 23 queries after 50 cached positions, block " +
+                                  std::to_string(block) + ": relative L2 " + fmt(error));
   }
 }
 

@@ -5,7 +5,11 @@
 //
 //   swerl_policy_bench [--device cuda|cpu] [--model qwen3-0.6b|tiny] [--train 4x4096,1x16384|none]
 //                      [--batches 1,16,64] [--prompt 128] [--new 64] [--repeats 3] [--profile]
-//                      [--decode off|static|graphs] [--out FILE.json]
+//                      [--decode off|static|graphs] [--ragged] [--out FILE.json]
+//
+// --ragged: each train step's sequences get lengths drawn from [length/2, 3 length/2] (the mean
+// is the shape's), new ones every step, as RL batches bring them; without it every sequence has
+// the shape's length and every step the same shapes.
 //
 // --decode: how decode steps run (model/decode_graphs.h); the default is the policy's own
 // (graphs on CUDA, off on the CPU).
@@ -58,7 +62,7 @@ struct Config {
   std::vector<int64_t> batches = {1, 16, 64};
   int64_t prompt = 128, fresh = 64;
   int repeats = 3;
-  bool profile = false;
+  bool profile = false, ragged = false;
   std::string decode;  // empty: the policy's default
 };
 
@@ -155,12 +159,13 @@ int main(int argc, char** argv) try {
     else if (a == "--new") c.fresh = std::stoll(next());
     else if (a == "--repeats") c.repeats = std::stoi(next());
     else if (a == "--profile") c.profile = true;
+    else if (a == "--ragged") c.ragged = true;
     else if (a == "--decode") c.decode = next();
     else if (a == "--out") c.out = next();
     else {
       std::fprintf(stderr,
                    "usage: swerl_policy_bench [--device cuda|cpu] [--model qwen3-0.6b|tiny] [--train 4x4096,...] "
-                   "[--batches 1,16,64] [--prompt N] [--new N] [--repeats N] [--profile] [--decode off|static|graphs] [--out FILE]\n");
+                   "[--batches 1,16,64] [--prompt N] [--new N] [--repeats N] [--profile] [--decode off|static|graphs] [--ragged] [--out FILE]\n");
       return 2;
     }
   }
@@ -192,35 +197,49 @@ int main(int argc, char** argv) try {
   std::printf("\n%-12s %8s %9s %10s %9s %6s\n", "train step", "tokens", "seconds", "tokens/s", "TFLOP/s", "MFU");
   for (size_t s = 0; s < c.train.size(); ++s) {
     const TrainShape shape = c.train[s];
-    TrainBatch batch;
-    batch.sequences.offsets = {0};
-    for (int64_t q = 0; q < shape.sequences; ++q) {
-      for (int64_t j = 0; j < shape.length; ++j) batch.sequences.tokens.push_back(token());
-      batch.sequences.offsets.push_back(int64_t(batch.sequences.tokens.size()));
-      for (int64_t j = 0; j < shape.length; ++j) {
-        batch.weights.push_back(j == 0 ? 0.0f : float(1.0 / double(shape.sequences * (shape.length - 1))));
-        batch.advantages.push_back(q % 2 ? -1.0f : 1.0f);
-      }
-    }
     TrainOptions options;
     options.loss = grpo_pp_case();
     options.micro_batch_tokens = 16384;
     options.adamw.lr = 1e-6;
-    batch.old_logprobs = policy.logprobs(batch.sequences, 1.0, options.micro_batch_tokens, true);
-    const auto step = [&] { policy.train_step(batch, options); };
+    // One batch, or (--ragged) one for each step timed: the warm-up, the repeats, the profile's.
+    const int64_t batch_count = c.ragged ? c.repeats + 2 : 1;
+    std::vector<TrainBatch> batches(batch_count);
+    double tokens = 0, square_tokens = 0;  // a batch's mean tokens and sum of squared lengths
+    for (TrainBatch& batch : batches) {
+      batch.sequences.offsets = {0};
+      std::vector<int64_t> lengths(shape.sequences, shape.length);
+      if (c.ragged)
+        for (int64_t& length : lengths) length = shape.length / 2 + int64_t(random() % uint64_t(shape.length + 1));
+      int64_t weighted = 0;
+      for (const int64_t length : lengths) weighted += length - 1;
+      for (int64_t q = 0; q < shape.sequences; ++q) {
+        const int64_t length = lengths[q];
+        for (int64_t j = 0; j < length; ++j) batch.sequences.tokens.push_back(token());
+        batch.sequences.offsets.push_back(int64_t(batch.sequences.tokens.size()));
+        for (int64_t j = 0; j < length; ++j) {
+          batch.weights.push_back(j == 0 ? 0.0f : float(1.0 / double(weighted)));
+          batch.advantages.push_back(q % 2 ? -1.0f : 1.0f);
+        }
+        tokens += double(length) / double(batch_count);
+        square_tokens += double(length) * double(length) / double(batch_count);
+      }
+      batch.old_logprobs = policy.logprobs(batch.sequences, 1.0, options.micro_batch_tokens, true);
+    }
+    size_t next_batch = 0;
+    const auto step = [&] { policy.train_step(batches[next_batch++ % batches.size()], options); };
     const double seconds = time_seconds(device, c.repeats, step);
-    const double tokens = double(shape.sequences * shape.length);
     const double flops = 6.0 * double(params) * tokens +
-                         6.0 * double(mc.num_layers * mc.num_heads * mc.head_dim) * double(shape.length) *
-                             double(shape.length) * double(shape.sequences);
+                         6.0 * double(mc.num_layers * mc.num_heads * mc.head_dim) * square_tokens;
     std::printf("%3lld x %-6lld %8.0f %9.3f %10.0f %9.1f %5.1f%%\n", (long long)shape.sequences,
                 (long long)shape.length, tokens, seconds, tokens / seconds, flops / seconds / 1e12,
                 100.0 * flops / seconds / kPeakFlops);
     json << (s ? "," : "") << "{\"sequences\":" << shape.sequences << ",\"length\":" << shape.length
+         << ",\"ragged\":" << (c.ragged ? "true" : "false")
          << ",\"seconds\":" << seconds << ",\"tokensPerSecond\":" << tokens / seconds
          << ",\"tflops\":" << flops / seconds / 1e12 << ",\"mfu\":" << flops / seconds / kPeakFlops;
     if (c.profile) {
-      const std::string title = "train step " + std::to_string(shape.sequences) + " x " + std::to_string(shape.length);
+      const std::string title = "train step " + std::to_string(shape.sequences) + " x " + std::to_string(shape.length) +
+                                (c.ragged ? " (ragged)" : "");
       json << ",\"phases\":" << profile_phases(device, 1, step, title);
     }
     json << "}";

@@ -64,6 +64,21 @@ t.test('swerl_policy_bench --profile on the CPU', async (t) => {
   }
 });
 
+t.test('swerl_policy_bench --ragged: every step new lengths around the shape, the mean reported', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'swerl-policy-bench-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'ragged.json');
+  const run = spawnSync(binary, ['--device', 'cpu', '--model', 'tiny', '--train', '6x40', '--ragged', '--batches', '1', '--prompt', '4', '--new', '2', '--repeats', '2', '--out', out], { encoding: 'utf8', timeout: 120_000 });
+  t.equal(run.status, 0, `exit status (stderr: ${run.stderr.trim()})`);
+  const report = JSON.parse(readFileSync(out, 'utf8')) as Report & { train: { ragged: boolean }[] };
+  const row = report.train[0]!;
+  t.equal(row.ragged, true);
+  // 4 batches of 6 lengths in [20, 60]: their mean total lies in [120, 360], and equal to 240
+  // only by chance (the fixed seed's draw is not the shape).
+  const tokens = row.tokensPerSecond * row.seconds;
+  t.ok(tokens >= 120 && tokens <= 360 && Math.abs(tokens - 240) > 1e-6, `mean tokens a step ${tokens} around 6 x 40, not exactly it`);
+});
+
 t.test('swerl_policy_bench refuses what it cannot run', async (t) => {
   const run = spawnSync(binary, ['--device', 'cpu', '--model', 'qwen9'], { encoding: 'utf8' });
   t.equal(run.status, 1);
