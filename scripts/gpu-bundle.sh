@@ -2,12 +2,12 @@
 # Packs what the Node stages of scripts/gpu-check.sh need on a GPU machine that has no Node and
 # no package registry: this machine's Node binary, the production node_modules (no types, maps
 # or docs) and the compiled TypeScript (dist/), each xz-compressed, into DIR (default .gpu, which
-# git should ignore: `echo /.gpu/ >> .git/info/exclude`). About 26 MB; on the GPU machine,
+# git should ignore: `echo /.gpu/ >> .git/info/exclude`). About 27 MB; on the GPU machine,
 # gpu-check.sh unpacks them when it finds no `node` (SWERL_GPU_BUNDLE names another DIR).
 # The Node binary must be self-contained (the nodejs.org / NodeSource builds are; Debian's
 # nodejs links libnode and is refused). The tap tests go compiled to JavaScript (dist-tests/)
 # with tap's runtime closure (from package-lock.json, without its TypeScript loader: ts-node,
-# swc and typescript alone are ~60 MB), about 1.3 MB more.
+# swc and typescript alone are ~60 MB), about 1.8 MB more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-.gpu}

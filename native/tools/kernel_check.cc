@@ -581,13 +581,6 @@ at::Tensor reference_attention_after(const at::Tensor& q, const at::Tensor& k, c
 // in float32 everywhere, and in bfloat16 on CUDA, where flash attention runs them (attention.cc:
 // short shapes; its causal mask is aligned to the last key, which is what a chunk after cached
 // positions needs), against float64 of the same rounded inputs.
-void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen, at::ScalarType dtype, double tolerance);
-
-void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen) {
-  check_packed_and_chunked_attention(device, gen, at::kFloat, 1e-5);
-  if (device.is_cuda()) check_packed_and_chunked_attention(device, gen, at::kBFloat16, 1.5e-2);
-}
-
 void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen, at::ScalarType dtype, double tolerance) {
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   auto rel = [](const at::Tensor& a, const at::Tensor& e) { return ((a.cpu().to(at::kDouble) - e).norm() / e.norm()).item<double>(); };
@@ -643,6 +636,11 @@ void check_packed_and_chunked_attention(const at::Device& device, at::Generator&
     check(error <= tolerance, device.str() + " " + dtype_name(dtype) + " attention of 23 queries after 50 cached positions, block " +
                                   std::to_string(block) + ": relative L2 " + fmt(error));
   }
+}
+
+void check_packed_and_chunked_attention(const at::Device& device, at::Generator& gen) {
+  check_packed_and_chunked_attention(device, gen, at::kFloat, 1e-5);
+  if (device.is_cuda()) check_packed_and_chunked_attention(device, gen, at::kBFloat16, 1.5e-2);
 }
 
 // A two-layer Qwen3-style decoder small enough to run a generation schedule in milliseconds.

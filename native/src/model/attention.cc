@@ -59,14 +59,17 @@ namespace {
 #define SWERL_SDPA_HAS_GQA (TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 5)
 
 #ifdef SWERL_WITH_CUDA
-// SWERL_ATTENTION_KERNEL: 'auto' (default), 'flash', or 'sdpa' (libtorch's own choice).
-std::string attention_kernel_setting() {
-  static const std::string setting = [] {
+enum class AttentionKernel { Auto, Flash, Sdpa };
+
+// SWERL_ATTENTION_KERNEL: 'auto' (default), 'flash', or 'sdpa' (libtorch's own choice); read once.
+AttentionKernel attention_kernel_setting() {
+  static const AttentionKernel setting = [] {
     const char* env = std::getenv("SWERL_ATTENTION_KERNEL");
     const std::string value = env ? env : "auto";
-    if (value != "auto" && value != "flash" && value != "sdpa")
-      throw_invalid("SWERL_ATTENTION_KERNEL must be auto, flash or sdpa, not '" + value + "'");
-    return value;
+    if (value == "auto") return AttentionKernel::Auto;
+    if (value == "flash") return AttentionKernel::Flash;
+    if (value == "sdpa") return AttentionKernel::Sdpa;
+    throw_invalid("SWERL_ATTENTION_KERNEL must be auto, flash or sdpa, not '" + value + "'");
   }();
   return setting;
 }
@@ -80,13 +83,13 @@ std::string attention_kernel_setting() {
 // for short sequences (under 2048 keys, where cuDNN saves microseconds); SDPA's choice for a
 // long shape used before, whose plan then pays for itself.
 bool run_flash(const at::Tensor& q, const at::Tensor& k) {
-  const std::string& setting = attention_kernel_setting();
-  if (setting == "sdpa" || !q.is_cuda()) return false;
+  const AttentionKernel setting = attention_kernel_setting();
+  if (setting == AttentionKernel::Sdpa || !q.is_cuda()) return false;
   const int64_t D = q.size(3);
   const bool fits = (q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf) && D % 8 == 0 && D <= 256 &&
                     q.size(1) % k.size(1) == 0 && at::cuda::getDeviceProperties(q.device().index())->major >= 8;
   if (!fits) return false;
-  if (setting == "flash" || k.size(2) < 2048) return true;
+  if (setting == AttentionKernel::Flash || k.size(2) < 2048) return true;
   static std::mutex mutex;
   static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>, int64_t> uses;
   std::lock_guard<std::mutex> lock(mutex);
