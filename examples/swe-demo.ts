@@ -43,6 +43,7 @@
  *                    [--rl-entropy-coef=X]   (GRPO++'s entropy coefficient: the loss adds -X x the mixed groups' token entropy; 0 by default; a negative X needs the =)
  *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
  *                    [--rl-empty-patch-penalty X]   (GRPO++'s reward for an unresolved episode that changed no file: -X; 0 by default)
+ *                    [--rft-continued-distinct]   (continued RFT learns each distinct resolved episode of a task once, not every copy a low-entropy policy samples)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
  *                    [--sft-recover-elsewhere X]   (the share of recovering oracle episodes whose refused copy is of another line than the buggy one: 1 by default, 0 copies the buggy line)
@@ -73,6 +74,7 @@ import { NativePolicy } from '../lib/model/native-policy.js';
 import { MAX_COEF } from '../lib/math/policy-loss.js';
 import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../lib/model/native-policy-options.js';
 import { native, pinBlasToOneThread } from '../lib/native.js';
+import { PRESETS } from '../lib/train/algorithms.js';
 import { tierOptions, tierSeeds, unsolvedPools, type CurriculumConfig } from '../lib/train/curriculum.js';
 import { renderChartsSvg } from '../lib/train/plots.js';
 import { RunDirectory } from '../lib/train/run-dir.js';
@@ -107,6 +109,7 @@ const { values: args } = parseArgs({
     'rl-entropy-coef': { type: 'string' },
     'rl-partial-credit': { type: 'string' },
     'rl-empty-patch-penalty': { type: 'string' },
+    'rft-continued-distinct': { type: 'boolean', default: false },
     from: { type: 'string' },
   },
 });
@@ -309,6 +312,12 @@ const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: Math.min(10, SI
  * arm of a few steps takes fewer optimizer steps than that warm-up: it would never train at its lr.
  */
 const RFT_CONTINUED_OPTIMIZER = { lr: LR.rftContinued, weightDecay: 0, warmupSteps: 0, schedule: 'constant' };
+/**
+ * Whether continued RFT keeps one of a task's resolved episodes that are equal token for token.
+ * Off by default (Nebius's filter keeps every copy): with 8 samples a task at RFT's low entropy,
+ * an easy task's copies then outweigh a hard task's one episode (metrics.rejection.copies counts them).
+ */
+const RFT_CONTINUED_DISTINCT = args['rft-continued-distinct']!;
 
 const started = performance.now();
 const minutes = () => (performance.now() - started) / 60_000;
@@ -418,9 +427,9 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
-const RL_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const RL_SETTINGS = { top: ['rftContinuedDistinct', 'rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
@@ -458,7 +467,7 @@ interface SeedResult {
 const resultFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'result.json');
 
 /** Settings added since runs were first recorded: a run that predates one ran with its default. */
-const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0 };
+const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0, rftContinuedDistinct: false };
 
 /** A finished seed's result file as written (settings it predates at their defaults), or undefined where the seed never finished. */
 async function readResult(file: string, seed: number): Promise<{ settings: Record<string, unknown>; result: SeedResult } | undefined> {
@@ -638,7 +647,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
-  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft' }, optimizer: RFT_CONTINUED_OPTIMIZER });
+  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft', rejection: { ...PRESETS.rft.rejection!, distinct: RFT_CONTINUED_DISTINCT } }, optimizer: RFT_CONTINUED_OPTIMIZER });
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
   const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools, ...fresh], backend, {
@@ -711,31 +720,9 @@ const chart = renderChartsSvg([
 ]);
 await writeFileAtomic(path.join(root, 'demo.svg'), chart);
 await writeJsonAtomic(path.join(root, 'demo.json'), {
-  size: sizeName,
+  // Every setting a seed's result.json records, under the names it records them.
+  ...SETTINGS,
   seeds,
-  model,
-  device,
-  budget: SIZE,
-  taskSeedsPerSeed: TASK_SEEDS_PER_SEED,
-  knobs: KNOBS,
-  curriculum: CURRICULUM,
-  lr: LR,
-  rftTemperature: RFT_TEMPERATURE,
-  rftOptimizer: RFT_OPTIMIZER,
-  rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER,
-  rlMiniBatches: RL_MINI_BATCHES,
-  rlEpochs: RL_EPOCHS,
-  rlResampleRounds: RL_RESAMPLE_ROUNDS,
-  rlPool: RL_POOL,
-  rlTemperature: RL_TEMPERATURE,
-  rlStartTier: RL_START_TIER ?? null,
-  rlEntropyCoef: RL_ENTROPY_COEF,
-  rlPartialCredit: RL_PARTIAL_CREDIT,
-  rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY,
-  oracleRecovery: RECOVERY,
-  oracleRecoverElsewhere: RECOVER_ELSEWHERE,
-  oracleRetry: SFT_RETRY,
-  sftTasks: SFT_TASKS,
   ...(from === undefined ? {} : { from }),
   points,
   pooled,

@@ -97,13 +97,15 @@ const ALGORITHM_SCHEMA = {
     /**
      * Rejection fine-tuning instead of a policy gradient: the step's resolved trajectories,
      * format-error turns masked, fine-tuned on by NLL, `sequencesPerStep` to an optimizer step,
-     * `epochs` times over (lib/train/rft). null: the policy-gradient loss.
+     * `epochs` times over (lib/train/rft); `distinct` keeps one of a task's resolved episodes
+     * that are equal token for token (off: Nebius's recipe keeps them all). null: the
+     * policy-gradient loss.
      */
     rejection: {
       type: ['object', 'null'],
       additionalProperties: false,
       required: ['epochs', 'sequencesPerStep'],
-      properties: { epochs: integer(1, 100), sequencesPerStep: integer(1, 100_000) },
+      properties: { epochs: integer(1, 100), sequencesPerStep: integer(1, 100_000), distinct: { type: 'boolean', default: false } },
     },
   },
 } as const;
@@ -153,7 +155,7 @@ const OVERRIDES: Record<AlgorithmPreset, Partial<PresetFields>> = {
     overlong: { maxLength: 0, bufferLength: 0 },
   },
   nebius: { estimator: 'grpo', aggregation: 'token-mean', truncation: 'penalize', groupFilter: 'nonzero-advantage', clipHigh: 0.3 },
-  rft: { rejection: { epochs: 1, sequencesPerStep: 8 } },
+  rft: { rejection: { epochs: 1, sequencesPerStep: 8, distinct: false } },
 };
 
 /** Every preset's fields in full: the default table under the preset's overrides. */

@@ -81,7 +81,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     // --rl-pool unsolved: the pool tasks (one a tier) less those every RFT sample of which resolved, a tier solved whole kept whole.
     t.same(config.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), `${arm}: --rl-pool unsolved narrows the pools`);
     t.equal(config.optimizer.lr, arm === 'grpo++' ? 5e-5 : demo.lr.rftContinued, `${arm}: its learning rate (--rl-lr is GRPO++'s)`);
-    if (arm === 'rft-continued') t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
+    if (arm === 'rft-continued') {
+      t.match(config.optimizer, demo.rftContinuedOptimizer, 'continued RFT: the optimizer given whole, no preset default under it');
+      t.equal(config.algorithm.rejection.distinct, false, 'continued RFT learns every resolved copy by default');
+    }
   }
   t.match(output, /GRPO\+\+ vs continued RFT .* McNemar p = /, 'the comparison is printed');
   t.match(output, /RFT vs SFT \(paired, \d+ tasks\): [+-]\d+\.\d points; only RFT solved \d+, only SFT \d+; McNemar p = /, 'and RFT against SFT');
@@ -112,7 +115,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from: only the RL arms run, from the finished seed's SFT and RFT phases, with another RL setting.
   const armsDir = path.join(root, 'arms');
-  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05', '--rl-partial-credit', '0.5', '--rl-empty-patch-penalty', '0.25'], env);
+  const arms = await runTs(DEMO, [...args('1e-4', armsDir), '--from', out, '--rl-mini-batches', '2', '--rl-resample-rounds', '1', '--rl-epochs', '2', '--rl-start-tier', 'all', '--rl-entropy-coef=-0.05', '--rl-partial-credit', '0.5', '--rl-empty-patch-penalty', '0.25', '--rft-continued-distinct'], env);
   t.equal(arms.code, 0, `the --from run exits 0 (last output: ${arms.output.slice(-1500)})`);
   t.match(arms.output, /seed 3: SFT and RFT as .*seed-3 ran them/, 'it says whose SFT and RFT it took');
   t.notMatch(arms.output, /oracle:|RFT samples:/, 'no oracle, SFT or RFT phase runs');
@@ -137,6 +140,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const rftArm = JSON.parse(readFileSync(path.join(armsDir, 'seed-3', '4-rft-continued', 'config.json'), 'utf8'));
   t.notOk(rftArm.algorithm.partialCredit, 'continued RFT keeps resolved episodes only: no partial credit');
   t.notOk(rftArm.algorithm.emptyPatchPenalty, 'and no empty-patch penalty');
+  t.equal(rftArm.algorithm.rejection.distinct, true, '--rft-continued-distinct reaches continued RFT');
+  t.equal(armsDemo.rftContinuedDistinct, true, 'and demo.json');
   const graded = gunzipSync(readFileSync(path.join(armsDir, 'seed-3', '4-grpo++', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
   t.ok(graded.length > 0, `${graded.length} episodes of step 1`);
   for (const x of graded.filter((x) => x.termination !== 'error')) {

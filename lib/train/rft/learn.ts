@@ -27,7 +27,7 @@ export async function rejectionLearn(
   step: number,
   parallel?: ParallelRun,
 ): Promise<RejectionStep> {
-  const { examples: kept, ...counts } = selectResolved(trajectories);
+  const { examples: kept, ...counts } = selectResolved(trajectories, { distinct: rejection.distinct });
   const examples: SftExample[] = kept.map((e) => ({ ...e, source: `step ${step}` }));
   const results: TrainStepResult[] = [];
   // Fewer kept than a step holds: one step of them all, each once (not repeated to fill it).

@@ -14,6 +14,7 @@ import { NativePolicy } from '../../../../lib/model/native-policy.js';
 import { optimizerStepsPerRun, PRESETS, warmupWarning } from '../../../../lib/train/algorithms.js';
 import { resolveTrainConfig } from '../../../../lib/train/config.js';
 import { rejectionLearn } from '../../../../lib/train/rft/learn.js';
+import { RunDirectory } from '../../../../lib/train/run-dir.js';
 import { train } from '../../../../lib/train/trainer.js';
 import { Rng, testSeed } from '../../../reference/random.js';
 
@@ -55,15 +56,41 @@ t.test('the loss is the NLL of exactly the kept tokens: resolved trajectories, w
       for (let j = turn.contextTokens; j < turn.contextTokens + turn.responseTokens; j++) (sum -= lps[Number(i)]![j]!), count++;
     }
   }
-  const step = await rejectionLearn(policy, batch, { epochs: 1, sequencesPerStep: 8 }, 1, 1);
-  t.match(step.round, { sampled: 4, resolved: 3, maskedTurns: 2, emptyAfterMasking: 1, tasksSolved: 3, examples: 2 });
+  const step = await rejectionLearn(policy, batch, { epochs: 1, sequencesPerStep: 8, distinct: false }, 1, 1);
+  t.match(step.round, { sampled: 4, resolved: 3, maskedTurns: 2, emptyAfterMasking: 1, tasksSolved: 3, examples: 2, copies: 0 });
   t.equal(step.results.length, 1, 'two examples, eight to a step: one optimizer step');
   t.ok(Math.abs(step.results[0]!.loss - sum / count) < 1e-5, `loss ${step.results[0]!.loss} = NLL of the ${count} kept tokens ${sum / count}`);
   t.equal(step.results[0]!.lossTokens, count, `every kept token, no other (${step.results[0]!.lossTokens})`);
 
-  const twice = await rejectionLearn(policy, batch, { epochs: 2, sequencesPerStep: 1 }, 1, 2);
+  const twice = await rejectionLearn(policy, batch, { epochs: 2, sequencesPerStep: 1, distinct: false }, 1, 2);
   t.equal(twice.results.length, 4, 'two examples, one to a step, two epochs: four steps');
-  t.same((await rejectionLearn(policy, [trajectory('e', 0, 2)], { epochs: 1, sequencesPerStep: 8 }, 1, 3)).results, [], 'nothing resolved: no step');
+  t.same((await rejectionLearn(policy, [trajectory('e', 0, 2)], { epochs: 1, sequencesPerStep: 8, distinct: false }, 1, 3)).results, [], 'nothing resolved: no step');
+});
+
+t.test('distinct: a task\'s resolved copies (equal token for token) are counted, and kept once when asked', async (t) => {
+  const policy = await NativePolicy.load(presetConfig('qwen3-tiny', 265), { seed: 3 });
+  t.teardown(() => policy.dispose());
+  const a = trajectory('a', 1, 2);
+  const copy = { ...a, sample: 1, tokens: a.tokens.slice(), mask: a.mask.slice() };
+  const other = trajectory('a', 1, 2);
+  // The same tokens under another task are not a copy: the task is part of the episode.
+  const elsewhere = { ...a, taskId: 'b', sample: 0 };
+  const batch = [a, copy, other, elsewhere, { ...copy, sample: 2 }];
+  // Independently: the token-mean NLL of the learned tokens of the listed trajectories, before the step.
+  const lps = await policy.logprobs(batch.map((x) => x.tokens));
+  const nll = (kept: number[]) => {
+    let sum = 0, count = 0;
+    for (const i of kept) batch[i]!.mask.forEach((m, j) => m === 1 && ((sum -= lps[i]![j]!), count++));
+    return sum / count;
+  };
+  const all = await rejectionLearn(policy, batch, { epochs: 1, sequencesPerStep: 8, distinct: false }, 1, 1);
+  t.match(all.round, { resolved: 5, copies: 2, examples: 5, tasksSolved: 2 }, 'off: the copies are counted and kept');
+  t.ok(Math.abs(all.results[0]!.loss - nll([0, 1, 2, 3, 4])) < 1e-5, 'off: the loss weighs a copied episode by its copies');
+  const fresh = await NativePolicy.load(presetConfig('qwen3-tiny', 265), { seed: 3 });
+  t.teardown(() => fresh.dispose());
+  const once = await rejectionLearn(fresh, batch, { epochs: 1, sequencesPerStep: 8, distinct: true }, 1, 1);
+  t.match(once.round, { resolved: 5, copies: 2, examples: 3, tasksSolved: 2 }, 'on: one of each');
+  t.ok(Math.abs(once.results[0]!.loss - nll([0, 2, 3])) < 1e-5, `on: the loss is the NLL of the distinct episodes (${once.results[0]!.loss} vs ${nll([0, 2, 3])})`);
 });
 
 t.test("the rft preset: Nebius's optimizer defaults where the config sets none, one sample per task allowed", async (t) => {
@@ -75,7 +102,9 @@ t.test("the rft preset: Nebius's optimizer defaults where the config sets none, 
   };
   const c = resolveTrainConfig(base);
   t.match(c.optimizer, { lr: 5e-6, weightDecay: 0.1, warmupSteps: 10, schedule: 'cosine' });
-  t.same(c.algorithm.rejection, { epochs: 1, sequencesPerStep: 8 });
+  t.same(c.algorithm.rejection, { epochs: 1, sequencesPerStep: 8, distinct: false });
+  t.same(resolveTrainConfig({ ...base, algorithm: { preset: 'rft', rejection: { epochs: 2, sequencesPerStep: 4 } } }).algorithm.rejection, { epochs: 2, sequencesPerStep: 4, distinct: false }, 'a rejection section without distinct keeps every copy');
+  t.throws(() => resolveTrainConfig({ ...base, algorithm: { preset: 'rft', rejection: { epochs: 1, sequencesPerStep: 8, distinct: 'yes' } } }), /config\.algorithm\.rejection\.distinct/, 'distinct must be a boolean, named');
   t.match(resolveTrainConfig({ ...base, optimizer: { lr: 1e-4 } }).optimizer, { lr: 1e-4, weightDecay: 0.1 }, 'a field the config sets stays');
   t.equal(optimizerStepsPerRun(c.algorithm, 4, 2), 4, 'at most ceil(2 / 8) = 1 step per training step');
   t.match(
@@ -97,19 +126,25 @@ t.test('train() with the rft preset on FrozenLake: each step fine-tunes on what 
     model: { preset: 'qwen3-tiny', threads: 1 },
     optimizer: { lr: 0.002, weightDecay: 0, warmupSteps: 0 },
     tasks: { kind: 'frozenlake', size: 2, holeDensity: 0, maxSteps: 3, prompt: 'short', trainSeeds: [0, 1, 2, 3], formatWarmupSteps: 20, formatWarmupLr: 0.01 },
-    algorithm: { preset: 'rft', rejection: { epochs: 1, sequencesPerStep: 4 } },
-    rollout: { tasksPerStep: 4, samplesPerTask: 4, concurrency: 16, maxTurns: 3, promptBudget: 256, responseBudget: 256, maxTokensPerTurn: 8 },
+    algorithm: { preset: 'rft', rejection: { epochs: 1, sequencesPerStep: 4, distinct: true } },
+    // Cool enough that a task's samples repeat (copies to count), warm enough that they differ too.
+    rollout: { temperature: 0.3, tasksPerStep: 4, samplesPerTask: 4, concurrency: 16, maxTurns: 3, promptBudget: 256, responseBudget: 256, maxTokensPerTurn: 8 },
     eval: { every: 0 },
   });
   const rows = readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
   t.equal(rows.length, 3);
+  const run = new RunDirectory(dir);
   for (const row of rows) {
-    const r = row.rejection as { sampled: number; resolved: number; examples: number; emptyAfterMasking: number };
+    const r = row.rejection as { sampled: number; resolved: number; examples: number; emptyAfterMasking: number; copies: number };
     t.equal(r.sampled, 16);
     t.equal(r.resolved, Math.round(row.reward.mean * 16), `step ${row.step}: resolved = reward 1 trajectories`);
-    t.equal(r.examples, r.resolved - r.emptyAfterMasking);
+    // Independently, from the step's saved episodes: resolved ones whose task and tokens came before.
+    const resolved = (await run.readTrajectories(row.step)).filter((x) => x.reward === 1).map((x) => `${x.taskId} ${x.tokens.join(',')}`);
+    t.equal(r.copies, resolved.length - new Set(resolved).size, `step ${row.step}: ${r.copies} copies of ${r.resolved} resolved`);
+    t.equal(r.examples, r.resolved - r.copies - r.emptyAfterMasking, 'distinct: the copies are not learned');
     t.equal(row.loss.optimizerSteps, Math.ceil(r.examples / 4), `step ${row.step}: ${r.examples} kept, four to a step`);
     if (r.examples === 0) t.match(row.warnings, [/^no trajectory was kept to fine-tune on/]);
   }
   t.ok(rows.some((row) => row.rejection.examples > 0), 'some step learned from resolved episodes');
+  t.ok(rows.some((row) => row.rejection.copies > 0), 'a tiny policy on 2x2 maps samples copies: the count is tested on some');
 });
