@@ -73,6 +73,7 @@ import { memorizationBaseline } from '../lib/eval/memorization.js';
 import { NativePolicy } from '../lib/model/native-policy.js';
 import { MAX_COEF } from '../lib/math/policy-loss.js';
 import { MAX_TEMPERATURE, MIN_TEMPERATURE } from '../lib/model/native-policy-options.js';
+import { relativeWeightChange } from '../lib/model/weight-change.js';
 import { native, pinBlasToOneThread } from '../lib/native.js';
 import { PRESETS } from '../lib/train/algorithms.js';
 import { tierOptions, tierSeeds, unsolvedPools, type CurriculumConfig } from '../lib/train/curriculum.js';
@@ -441,6 +442,8 @@ interface ArmSummary {
   last: unknown;
   endTier?: string;
   episodes: number;
+  /** ||W - W_rft|| / ||W_rft||: how far the arm carried the weights from the RFT checkpoint (absent in runs before 2026-12-04). */
+  moved?: number;
 }
 
 interface SeedResult {
@@ -638,7 +641,9 @@ async function runSeed(seed: number): Promise<SeedResult> {
       ...settings,
     });
     const episodes = run.episodes!;
-    summaries[phase] = { dir: run.dir, last: run.last, ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes };
+    const moved = await relativeWeightChange(rftCheckpoint, run.checkpoint!);
+    log(`seed ${seed} ${phase}: the weights moved ${(100 * moved).toFixed(2)}% from the RFT checkpoint (||dW|| / ||W||)`);
+    summaries[phase] = { dir: run.dir, last: run.last, ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes, moved };
     await measure(phase, RFT_EPISODES + episodes, run.checkpoint!);
     return episodes;
   };

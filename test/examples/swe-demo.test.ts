@@ -77,6 +77,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     t.match(config.rollout, { tasksPerStep: 1, samplesPerTask: 3 }, `${arm}: a round is the smoke budget's 1 task, --rl-samples 3 times`);
     t.equal(config.rollout.temperature, 1.2, `${arm}: sampled at --rl-temperature`);
     t.ok(seed.summaries[arm].episodes >= config.run.steps * 3, `${arm}: the episodes it played are counted (${seed.summaries[arm].episodes})`);
+    // How far the arm moved the weights: 0 exactly when it took no optimizer step (the smoke's groups may all be equal).
+    const optimizerSteps = readFileSync(path.join(out, 'seed-3', `4-${arm}`, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line)).reduce((n, row) => n + (row.loss?.optimizerSteps ?? 0), 0);
+    t.ok(optimizerSteps > 0 ? seed.summaries[arm].moved > 0 && seed.summaries[arm].moved < 1 : seed.summaries[arm].moved === 0, `${arm}: ${optimizerSteps} optimizer steps moved the weights ${seed.summaries[arm].moved} from the RFT checkpoint`);
+    t.match(output, new RegExp(`seed 3 ${arm.replaceAll('+', '\\+')}: the weights moved \\d+\\.\\d\\d% from the RFT checkpoint`), `${arm}: and printed`);
     t.equal(config.tasks.generate.firstSeed, 3 * demo.taskSeedsPerSeed, `${arm}: seed 3's tasks`);
     // --rl-pool unsolved: the pool tasks (one a tier) less those every RFT sample of which resolved, a tier solved whole kept whole.
     t.same(config.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), `${arm}: --rl-pool unsolved narrows the pools`);
