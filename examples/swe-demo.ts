@@ -315,8 +315,8 @@ const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: Math.min(10, SI
 const RFT_CONTINUED_OPTIMIZER = { lr: LR.rftContinued, weightDecay: 0, warmupSteps: 0, schedule: 'constant' };
 /**
  * Whether continued RFT keeps one of a task's resolved episodes that are equal token for token.
- * Off by default (Nebius's filter keeps every copy): with 8 samples a task at RFT's low entropy,
- * an easy task's copies then outweigh a hard task's one episode (metrics.rejection.copies counts them).
+ * Off by default (Nebius's filter keeps every copy); metrics.rejection.copies counts them: 4-7%
+ * of what continued RFT learned with 8 samples a task (docs/swe-recipe.md).
  */
 const RFT_CONTINUED_DISTINCT = args['rft-continued-distinct']!;
 
