@@ -31,7 +31,11 @@
  * rerun, when every setting matches; a seed left unfinished starts over. With --from DIR a seed
  * takes its suites' SFT and RFT phases from DIR/seed-N (a finished seed of a run whose settings
  * before RL are these) and runs only the RL arms: one command to try an RL setting on the same
- * RFT checkpoints, with every number the demo reports.
+ * RFT checkpoints, with every number the demo reports. Where only GRPO++'s own settings differ
+ * (--rl-lr, --rl-mini-batches, --rl-epochs, --rl-entropy-coef, --rl-partial-credit,
+ * --rl-empty-patch-penalty, --rl-resample-rounds) and GRPO++ plays as many episodes as it did
+ * there, the continued-RFT arm is DIR's too (the same checkpoint, tasks, episode count and
+ * settings: training it again would differ only by sampling noise), so only GRPO++ runs.
  *
  *   npm run demo:swe [-- --quick | --size smoke|quick|small|full] [--seeds 1,2,3] [--model DIR] [--dir DIR] [--device cpu|cuda]
  *                    [--rl-steps N] [--rl-lr X]   (GRPO++'s steps, whose episodes continued RFT then plays, and its learning rate: 5e-5 by default)
@@ -431,9 +435,13 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
 const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
 const RL_SETTINGS = { top: ['rftContinuedDistinct', 'rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+/** The settings only GRPO++ reads (of RL_SETTINGS): a continued-RFT arm run with other values of these is the one this run would train. */
+const GRPO_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
+/** What the continued-RFT arm depends on: SETTINGS less what only GRPO++ reads (and the episodes GRPO++ played, checked apart). */
+const beforeContinuedRft = (settings: Record<string, unknown>) => ({ ...omit(settings, GRPO_SETTINGS.top), lr: omit(settings.lr, GRPO_SETTINGS.lr) });
 /** The keys of two settings objects whose values differ. */
 const differingSettings = (a: Record<string, unknown>, b: Record<string, unknown>) => [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !isDeepStrictEqual(a[k], b[k]));
 
@@ -464,6 +472,8 @@ interface SeedResult {
   seedMinutes: number;
   /** The earlier run's seed directory whose SFT and RFT phases this seed took (--from). */
   reusedFrom?: string;
+  /** The earlier run's seed directory whose continued-RFT arm this seed took (--from, where only GRPO++'s settings differ). */
+  continuedRftFrom?: string;
 }
 
 /** The result file of a finished seed: written last, atomically, so it exists only for a seed that ran to the end. */
@@ -508,12 +518,20 @@ interface BeforeRl {
   minutes: number;
 }
 
+/** A continued-RFT arm as an earlier run left it: its held-out point and outcomes, its summary. */
+interface ContinuedRftArm {
+  point: Point;
+  outcomes: Outcomes;
+  summary: ArmSummary;
+}
+
 /**
- * Seed `seed`'s SFT and RFT phases as --from's run left them. Its settings before RL must be
+ * Seed `seed`'s SFT and RFT phases as --from's run left them, and its continued-RFT arm where
+ * that run's settings differ from these in GRPO++'s alone. Its settings before RL must be
  * these, and its held-out tasks the ones this run's suites drew (the suites are a pure function
  * of the seed and those settings: a mismatch means the task generator changed since).
  */
-async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl & { seedDir: string }> {
+async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl & { seedDir: string; continued?: ContinuedRftArm }> {
   const file = resultFile(seed, from);
   const saved = await readResult(file, seed);
   if (!saved) throw new Error(`--from ${from} has no finished seed ${seed} (no ${file}); run it there first, or drop --from`);
@@ -530,7 +548,10 @@ async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<B
   const samples = await new RunDirectory(path.join(seedDir, '3-rft-samples')).readTrajectories(1);
   const points = saved.result.points.filter((p) => p.phase === 'sft' || p.phase === 'rft');
   const outcomes = { sft: saved.result.outcomes.sft!, rft: saved.result.outcomes.rft! };
-  return { seedDir, points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes };
+  const continued = isDeepStrictEqual(beforeContinuedRft(saved.settings), beforeContinuedRft(SETTINGS))
+    ? { point: saved.result.points.find((p) => p.phase === 'rft-continued')!, outcomes: saved.result.outcomes['rft-continued']!, summary: saved.result.summaries['rft-continued']! }
+    : undefined;
+  return { seedDir, points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes, continued };
 }
 
 async function runSeed(seed: number): Promise<SeedResult> {
@@ -603,7 +624,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     await measure('rft', RFT_EPISODES, rft.checkpoint!);
     return { oracle: { resolved: oracle.trajectories.filter((t) => t.reward === 1).length, tasks: oracle.trajectories.length, retries: oracle.retries, replayed: oracle.replayed }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
   };
-  let before: Omit<BeforeRl, 'points' | 'outcomes'> & { seedDir?: string };
+  let before: Omit<BeforeRl, 'points' | 'outcomes'> & { seedDir?: string; continued?: ContinuedRftArm };
   if (from === undefined) before = await sftAndRft();
   else {
     const reused = await reusedBeforeRl(seed, heldout);
@@ -651,8 +672,17 @@ async function runSeed(seed: number): Promise<SeedResult> {
     algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, emptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
-  // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
-  await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft', rejection: { ...PRESETS.rft.rejection!, distinct: RFT_CONTINUED_DISTINCT } }, optimizer: RFT_CONTINUED_OPTIMIZER });
+  const continued = before.continued;
+  if (continued !== undefined && continued.summary.episodes === grpoEpisodes) {
+    // The same start, tasks, settings and episode count: training it again would be --from's arm over.
+    outcomes['rft-continued'] = continued.outcomes;
+    summaries['rft-continued'] = continued.summary;
+    points.push({ ...continued.point, minutes: minutes() - seedStarted });
+    log(`seed ${seed} rft-continued: as ${before.seedDir} ran it (only GRPO++'s settings differ; ${grpoEpisodes} episodes each): held-out resolved ${formatRate(continued.point.heldout)}`);
+  } else {
+    // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
+    await arm('rft-continued', grpoEpisodes / RL_ROUND, { algorithm: { preset: 'rft', rejection: { ...PRESETS.rft.rejection!, distinct: RFT_CONTINUED_DISTINCT } }, optimizer: RFT_CONTINUED_OPTIMIZER });
+  }
 
   // The memorization baseline on the same held-out tasks, and the tasks whose fix training never showed.
   const memo = await memorizationBaseline(heldout, [...sftTasks, ...pools, ...fresh], backend, {
@@ -671,7 +701,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }), ...(summaries['rft-continued'] === before.continued?.summary ? { continuedRftFrom: before.seedDir } : {}) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
@@ -734,7 +764,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   byKind,
   comparison,
   rftOverSft,
-  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
+  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), ...(r.continuedRftFrom === undefined ? {} : { continuedRftFrom: r.continuedRftFrom }), oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },
 });

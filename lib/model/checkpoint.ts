@@ -9,11 +9,11 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { SwerlError } from '../errors.js';
 import type { NativeDtype, NativeParameterSpec, NativePolicyHandle, NativeStateKind } from '../native.js';
 import { writeDirectoryAtomic } from '../util/atomic.js';
 import type { HfModelConfig } from './model-config.js';
 import {
+  checkpointError,
   readCheckpointTensors,
   readSafetensorsHeader,
   readTensorBytes,
@@ -42,10 +42,6 @@ const LOADABLE: readonly SafetensorsDtype[] = ['F32', 'BF16', 'F16'];
 
 // Buffers some checkpoints carry that are recomputed, not learned.
 const IGNORED = /\.rotary_emb\.inv_freq$/;
-
-function checkpointError(message: string): SwerlError {
-  return new SwerlError('ERR_SWERL_CHECKPOINT', message);
-}
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);

@@ -50,7 +50,8 @@ const DATA_ALIGNMENT = 8;
 /** One read/write call moves at most ~2 GiB (Linux, Node's limits); embedding matrices can be larger. */
 const IO_CHUNK_BYTES = 1 << 30;
 
-function checkpointError(message: string): SwerlError {
+/** The error every reader of a checkpoint throws: the file or folder is not what it should be. */
+export function checkpointError(message: string): SwerlError {
   return new SwerlError('ERR_SWERL_CHECKPOINT', message);
 }
 

@@ -4,10 +4,7 @@
  * play the same episodes can still differ tenfold in how far their optimizers carried the
  * weights; this says by how much (demo:swe records it for each RL arm).
  */
-import { SwerlError } from '../errors.js';
-import { readCheckpointTensors, readTensorBytes, type SafetensorsDtype, type TensorEntry } from './safetensors.js';
-
-const checkpointError = (message: string) => new SwerlError('ERR_SWERL_CHECKPOINT', message);
+import { checkpointError, readCheckpointTensors, readTensorBytes, type SafetensorsDtype, type TensorEntry } from './safetensors.js';
 
 /** A half-precision float's value (IEEE 754 binary16). */
 function halfToNumber(bits: number): number {

@@ -158,6 +158,26 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   }
   t.equal(armsDemo.rlStartTier, 'all', 'demo.json records it');
   t.equal(armsGrpo.tasks.path, path.join(armsDir, 'seed-3', 'tasks'), 'on tasks written into its own --dir');
+  t.ok(existsSync(path.join(armsDir, 'seed-3', '4-rft-continued', 'checkpoints')), 'continued RFT ran again: its own settings differ (--rl-start-tier, --rft-continued-distinct)');
+  t.notOk(armsSeed.continuedRftFrom, 'and demo.json names no earlier arm');
+
+  // --from with only GRPO++'s settings changed: continued RFT would replay --from's arm, so it is taken from there.
+  const grpoOnlyDir = path.join(root, 'grpo-only');
+  const grpoOnly = await runTs(DEMO, [...args('1e-4', grpoOnlyDir), '--from', out, '--rl-mini-batches', '2', '--rl-entropy-coef=-0.05'], env);
+  t.equal(grpoOnly.code, 0, `the GRPO++-only --from run exits 0 (last output: ${grpoOnly.output.slice(-1500)})`);
+  const grpoOnlySeed = JSON.parse(readFileSync(path.join(grpoOnlyDir, 'demo.json'), 'utf8')).perSeed[0];
+  if (grpoOnlySeed.summaries['grpo++'].episodes === seed.summaries['rft-continued'].episodes) {
+    t.match(grpoOnly.output, /seed 3 rft-continued: as .*seed-3 ran it \(only GRPO\+\+'s settings differ; \d+ episodes each\): held-out resolved/, 'it says whose continued-RFT arm it took');
+    t.notOk(existsSync(path.join(grpoOnlyDir, 'seed-3', '4-rft-continued')), 'and trains none');
+    t.same(grpoOnlySeed.outcomes['rft-continued'], seed.outcomes['rft-continued'], 'its held-out outcomes are --from\'s');
+    t.same(grpoOnlySeed.summaries['rft-continued'], seed.summaries['rft-continued'], 'and its summary');
+    t.equal(grpoOnlySeed.continuedRftFrom, path.join(out, 'seed-3'), 'demo.json names the seed it came from');
+  } else {
+    // Possible only if GRPO++ played other episodes than --from's (it does not resample here), which would be a bug.
+    t.fail(`GRPO++ played ${grpoOnlySeed.summaries['grpo++'].episodes} episodes, --from's ${seed.summaries['rft-continued'].episodes}`);
+  }
+  t.ok(existsSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'checkpoints')), 'GRPO++ ran, at its own settings');
+  t.match(JSON.parse(readFileSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8')).algorithm, { miniBatches: 2, entropyCoef: -0.05 });
   t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
   const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
   t.not(nowhere.code, 0, 'a --from that does not exist is refused');
