@@ -673,11 +673,14 @@ async function runSeed(seed: number): Promise<SeedResult> {
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   const continued = before.continued;
+  /** The earlier run's seed whose continued-RFT arm this seed took, if it took one. */
+  let continuedRftFrom: string | undefined;
   if (continued !== undefined && continued.summary.episodes === grpoEpisodes) {
     // The same start, tasks, settings and episode count: training it again would be --from's arm over.
     outcomes['rft-continued'] = continued.outcomes;
     summaries['rft-continued'] = continued.summary;
     points.push({ ...continued.point, minutes: minutes() - seedStarted });
+    continuedRftFrom = before.seedDir;
     log(`seed ${seed} rft-continued: as ${before.seedDir} ran it (only GRPO++'s settings differ; ${grpoEpisodes} episodes each): held-out resolved ${formatRate(continued.point.heldout)}`);
   } else {
     // Every round plays RL_ROUND episodes, so GRPO++'s count is a whole number of continued RFT's steps.
@@ -701,7 +704,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }), ...(summaries['rft-continued'] === before.continued?.summary ? { continuedRftFrom: before.seedDir } : {}) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }), ...(continuedRftFrom === undefined ? {} : { continuedRftFrom }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }

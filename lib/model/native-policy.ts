@@ -13,6 +13,7 @@ import { isResolvedLossOptions, resolveLossOptions, type PolicyLossOptions, type
 import { float32Array, int32Array } from '../math/validate.js';
 import { native, type NativeDtype, type NativePolicyHandle, type NativePrefixCacheStats, type NativeTrainBatch } from '../native.js';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.js';
+import { checkpointError } from './safetensors.js';
 import { GenerationScheduler } from './generation.js';
 import type { Generation } from '../types/policy.js';
 import { resolveModelConfig, type HfModelConfig, type ResolvedModelConfig } from './model-config.js';
@@ -94,12 +95,12 @@ async function readJson(file: string): Promise<unknown> {
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
-    throw new SwerlError('ERR_SWERL_CHECKPOINT', `cannot read ${file}: ${(error as Error).message}`);
+    throw checkpointError(`cannot read ${file}: ${(error as Error).message}`);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new SwerlError('ERR_SWERL_CHECKPOINT', `${file} is not valid JSON: ${(error as Error).message}`);
+    throw checkpointError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
 }
 
@@ -138,7 +139,7 @@ export class NativePolicy {
     const fromDir = typeof dirOrConfig === 'string';
     const dir = fromDir ? path.resolve(dirOrConfig) : undefined;
     if (dir !== undefined && !existsSync(path.join(dir, 'config.json')))
-      throw new SwerlError('ERR_SWERL_CHECKPOINT', `${dir} has no config.json; point NativePolicy.load at a Hugging Face model directory`);
+      throw checkpointError(`${dir} has no config.json; point NativePolicy.load at a Hugging Face model directory`);
     const config = dir ? resolveModelConfig(await readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json')) : resolveModelConfig(dirOrConfig, 'config');
 
     const useHfTokenizer = dir !== undefined && opts.tokenizer === 'auto' && existsSync(path.join(dir, 'tokenizer.json'));

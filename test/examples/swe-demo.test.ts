@@ -158,10 +158,11 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   }
   t.equal(armsDemo.rlStartTier, 'all', 'demo.json records it');
   t.equal(armsGrpo.tasks.path, path.join(armsDir, 'seed-3', 'tasks'), 'on tasks written into its own --dir');
+  t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
   t.ok(existsSync(path.join(armsDir, 'seed-3', '4-rft-continued', 'checkpoints')), 'continued RFT ran again: its own settings differ (--rl-start-tier, --rft-continued-distinct)');
   t.notOk(armsSeed.continuedRftFrom, 'and demo.json names no earlier arm');
 
-  // --from with only GRPO++'s settings changed: continued RFT would replay --from's arm, so it is taken from there.
+  // --from with only GRPO++'s settings changed: continued RFT would be --from's arm over (same checkpoint, tasks, settings, episode count), so it is taken from there.
   const grpoOnlyDir = path.join(root, 'grpo-only');
   const grpoOnly = await runTs(DEMO, [...args('1e-4', grpoOnlyDir), '--from', out, '--rl-mini-batches', '2', '--rl-entropy-coef=-0.05'], env);
   t.equal(grpoOnly.code, 0, `the GRPO++-only --from run exits 0 (last output: ${grpoOnly.output.slice(-1500)})`);
@@ -178,7 +179,6 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   }
   t.ok(existsSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'checkpoints')), 'GRPO++ ran, at its own settings');
   t.match(JSON.parse(readFileSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8')).algorithm, { miniBatches: 2, entropyCoef: -0.05 });
-  t.same(armsGrpo.tasks.only, unsolvedPools(poolIds.map((id) => [id]), samples), 'the unsolved pool from the earlier run\'s RFT samples');
   const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
   t.not(nowhere.code, 0, 'a --from that does not exist is refused');
   t.match(nowhere.output, /--from is .*missing: no such directory; give the --dir of a finished demo:swe run/);
