@@ -217,8 +217,10 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * moves each weight by about lr whatever it is, so an update on 2 of a step's 8 groups (4
  * mini-batches of 8 x 8) stepped as far along a noisier direction. One update on the 2-16 mixed
  * groups of 32 tasks x 4 samples at lr 1e-4 took GRPO++ to or over its RFT start on each of 3 seeds
- * after SFT by tier; after SFT on the default distribution it falls 2.6 points, and 8 updates a
- * step (as many as continued RFT takes) raise its token entropy 4x and end lower (docs/swe-recipe.md).
+ * after SFT by tier; after SFT on the default distribution it falls 2.6 points. From the RFT
+ * checkpoints of 16 x 8 at lr 1e-4, 8 updates a step (as many as continued RFT takes) moved the
+ * weights five times as far and ended 54 and 50 on seeds 2 and 3 but 40 on seed 1 (from 51), and
+ * 16 a step 37 on seed 3: each fall came with token entropy rising past 0.2 (docs/swe-recipe.md).
  */
 const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
 /**
