@@ -220,7 +220,8 @@ const CONCURRENCY = Math.max(8, 4 * cpus().length);
  * after SFT by tier; after SFT on the default distribution it falls 2.6 points. From the RFT
  * checkpoints of 16 x 8 at lr 1e-4, 8 updates a step (as many as continued RFT takes) moved the
  * weights five times as far and ended 54 and 50 on seeds 2 and 3 but 40 on seed 1 (from 51), and
- * 16 a step 37 on seed 3: each fall came with token entropy rising past 0.2 (docs/swe-recipe.md).
+ * 16 a step 37 on seed 3, entropy rising past 0.2; an entropy penalty held it under 0.15 and
+ * seed 1 still fell to 40 (docs/swe-recipe.md).
  */
 const RL_MINI_BATCHES = intFlag('rl-mini-batches') ?? 1;
 /**
