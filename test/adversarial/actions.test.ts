@@ -9,7 +9,7 @@ import t from 'tap';
 import { parseJsonToolCalls, parseTextAction, type Action } from '../../lib/env/actions.js';
 import type { JsonToolCall } from '../../lib/types/tool-call.js';
 import { parseToolCalls } from '../../lib/model/tool-calls.js';
-import { AdversarialTally } from '../support/adversarial.js';
+import { AdversarialTally, tapLine } from '../support/adversarial.js';
 import { Rng, testSeed } from '../reference/random.js';
 
 const CASES = 10_000;
@@ -118,4 +118,16 @@ t.test(`${CASES} malformed actions`, async (t) => {
   }
   t.equal(mismatches, 0, 'short texts parse exactly as the regex grammar');
   tally.report(t);
+});
+
+// A short text is the longest case when a GC lands in it, and its name carries the raw U+2028
+// JSON.stringify leaves in: that once hid the report's lines from tap and failed a passing run.
+t.test('a report whose names hold line separators still parses', async (t) => {
+  const tally = new AdversarialTally('separators', { clock: 'cpu' });
+  for (const name of ['short text "a\u2028b"', 'short text "c\u2029d\re"']) {
+    tally.results.push({ name, outcome: 'accepted', ms: 5, wallMs: 5 });
+  }
+  t.notMatch(tally.summary(), /[\r\u2028\u2029]/, 'the summary line has no raw line terminator');
+  t.equal(tapLine('x\u2028y'), 'x\\u2028y', 'written as an escape');
+  await t.test('the report, as a subtest', async (t) => tally.report(t));
 });
