@@ -3,12 +3,13 @@
  * model: the edit oracle plays `--tasks` swe-gen tasks (default 48; the demo's distribution)
  * at `--concurrency` (default 8, as demo:swe's rollouts on 2 cores) in local sandboxes, and
  * each is graded in a fresh one. Prints episodes/s and the sandbox commands an episode takes
- * by kind (a command is a bwrap start and ~5 processes: the cost that grows with them), and
- * writes bench/results/oracle-episodes.json.
+ * by kind (a command is a bwrap start and ~5 processes: the cost that grows with them), the
+ * processes started and CPU seconds spent machine-wide an episode (/proc/stat: run it on an
+ * idle machine), and writes bench/results/oracle-episodes.json.
  *
  *   node dist/bench/oracle-episodes.js [--tasks N] [--concurrency N] [--out FILE]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -30,6 +31,20 @@ const out = flag('--out') ?? path.join(packageRoot(), 'bench', 'results', 'oracl
 
 /** A command's kind for the table: its first two words. */
 const kindOf = (command: string) => command.trim().split(/\s+/).slice(0, 2).join(' ').slice(0, 28);
+
+/** /proc/stat's processes started since boot and CPU seconds spent (busy, all cores); null off Linux. */
+function machineCounters(): { processes: number; cpuSeconds: number } | null {
+  try {
+    const stat = readFileSync('/proc/stat', 'utf8');
+    const processes = Number(/^processes (\d+)$/m.exec(stat)![1]);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+    const ticks = /^cpu +(.*)$/m.exec(stat)![1]!.trim().split(/\s+/).map(Number);
+    const busy = ticks.slice(0, 8).reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+    return { processes, cpuSeconds: busy / 100 };
+  } catch {
+    return null;
+  }
+}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'swerl-bench-oracle-'));
 try {
@@ -54,6 +69,7 @@ try {
     return sandbox;
   };
 
+  const machineBefore = machineCounters();
   const started = performance.now();
   const episodes = await runRollouts(
     suite.tasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 }) })),
@@ -66,12 +82,20 @@ try {
     },
   );
   const seconds = (performance.now() - started) / 1000;
+  const machineAfter = machineCounters();
+  // Machine-wide, so run it on an otherwise idle machine: every process an episode starts and
+  // the CPU they use, which load does not stretch as it stretches episodes/s.
+  const processesPerEpisode = machineAfter && machineBefore ? (machineAfter.processes - machineBefore.processes) / tasks : null;
+  const cpuSecondsPerEpisode = machineAfter && machineBefore ? (machineAfter.cpuSeconds - machineBefore.cpuSeconds) / tasks : null;
   const resolved = episodes.filter((e) => e.reward === 1).length;
   const total = [...commands.values()].reduce((a, b) => a + b, 0);
   const byKind = [...commands].sort((a, b) => b[1] - a[1]).map(([kind, n]) => ({ kind, perEpisode: n / tasks }));
 
   console.log(`edit oracle, ${tasks} swe-gen tasks, concurrency ${concurrency}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`);
   console.log(`${seconds.toFixed(1)} s, ${(tasks / seconds).toFixed(2)} episodes/s, ${resolved}/${tasks} resolved, ${(sandboxes / tasks).toFixed(1)} sandboxes and ${(total / tasks).toFixed(1)} sandbox commands an episode`);
+  if (processesPerEpisode !== null && cpuSecondsPerEpisode !== null) {
+    console.log(`machine-wide: ${processesPerEpisode.toFixed(1)} processes started and ${cpuSecondsPerEpisode.toFixed(2)} CPU seconds an episode`);
+  }
   console.log('| command | per episode |\n|---|---|');
   for (const row of byKind) console.log(`| \`${row.kind}\` | ${row.perEpisode.toFixed(2)} |`);
   await writeJsonAtomic(out, {
@@ -83,6 +107,8 @@ try {
     resolved,
     sandboxesPerEpisode: sandboxes / tasks,
     commandsPerEpisode: total / tasks,
+    processesPerEpisode,
+    cpuSecondsPerEpisode,
     byKind,
   });
   console.log(`wrote ${out}`);

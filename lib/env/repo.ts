@@ -10,8 +10,10 @@ import { checkoutWorkTree } from './repositories.js';
 import type { Task } from './task.js';
 
 // No hooks, no fsmonitor, no external diff or textconv when swerl takes the patch. (Grading
-// happens in a fresh sandbox: nothing the candidate configured there exists.)
-export const GIT = 'git -c user.name=swerl -c user.email=swerl@localhost -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgsign=false';
+// happens in a fresh sandbox: nothing the candidate configured there exists.) No auto
+// maintenance either: after each commit git starts `git maintenance run --auto`, two more
+// processes in a sandbox that lives for one episode.
+export const GIT = 'git -c user.name=swerl -c user.email=swerl@localhost -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgsign=false -c maintenance.auto=false -c gc.auto=0';
 
 export interface PreparedRepository {
   /** The commit the patch is taken against. */

@@ -23,7 +23,7 @@ import { MODULES, TEMPLATES } from './templates.js';
 export const RENDERERS: Readonly<Record<Language, Renderer>> = { python, javascript };
 
 /** Bumped whenever the same seed and options would give a different task. */
-export const SWE_GEN_VERSION = 3;
+export const SWE_GEN_VERSION = 4;
 
 /** One bug, as tools that need the fix without reading the patch want it. */
 export interface SweGenBug {

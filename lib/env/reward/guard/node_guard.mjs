@@ -1,8 +1,10 @@
 // swerl's grading guard for node's test runner (lib/env/reward/guard.ts installs it; docs/swe-env.md).
 //
 // Preloaded at grading only (NODE_OPTIONS=--import <this file, outside the work tree>) into every
-// node process of the test command; it acts in the runner's test processes (one a file), where
-// the tests and the code under test run. There it wraps node:test's test/it/describe/suite
+// node process of the test command; it acts in each process where tests and the code under test
+// run: `node --test`'s test processes (one a file, NODE_TEST_CONTEXT set), or a test file run
+// directly (`node --test-reporter=tap file`, swe-gen's command: one process, half the CPU), and
+// not in `node --test`'s own runner, which only starts and reads the others. There it wraps node:test's test/it/describe/suite
 // before any test file is loaded, records each test's outcome from the call itself (whether its
 // function threw or rejected), and checks at exit that node:test's exports and node:assert's
 // functions are the ones it saw, noting process.exit, process.abort and module.register
@@ -22,7 +24,26 @@ const key = process.env.SWERL_GUARD_KEY;
 const recordPath = process.env.SWERL_GUARD_RECORD;
 const root = process.env.SWERL_GUARD_ROOT;
 
-if (process.env.NODE_TEST_CONTEXT !== undefined && key && recordPath && root) install();
+const TEST_DIRS = new Set(['test', 'tests', 'testing', '__tests__']);
+const isTestFile = (rel) => /(^|[./_-])(test|spec)\.[cm]?[jt]s$/.test(path.basename(rel)) || /^test[._-]/.test(path.basename(rel)) || rel.split(path.sep).some((part) => TEST_DIRS.has(part));
+
+/**
+ * A test file of the repository run directly (`node --test-reporter=tap test/x.test.js`): its
+ * one process runs the tests. Not a wrapper (npm, a repository script) that starts a runner:
+ * installed there, the guard would take its key out of the environment the test processes get.
+ */
+function directTestRun() {
+  const main = process.argv[1];
+  if (!main || process.execArgv.includes('--test')) return false;
+  try {
+    const [realRoot, realMain] = [realpathSync(root), realpathSync(main)];
+    return realMain.startsWith(realRoot + path.sep) && isTestFile(path.relative(realRoot, realMain));
+  } catch {
+    return false;
+  }
+}
+
+if (key && recordPath && root && (process.env.NODE_TEST_CONTEXT !== undefined || directTestRun())) install();
 
 function install() {
   for (const name of ['SWERL_GUARD_KEY', 'SWERL_GUARD_RECORD', 'SWERL_GUARD_ROOT']) delete process.env[name];
@@ -45,8 +66,6 @@ function install() {
     emit('tamper', { what });
   };
 
-  const TEST_DIRS = new Set(['test', 'tests', 'testing', '__tests__']);
-  const isTestFile = (rel) => /(^|[./_-])(test|spec)\.[cm]?[jt]s$/.test(path.basename(rel)) || /^test[._-]/.test(path.basename(rel)) || rel.split(path.sep).some((part) => TEST_DIRS.has(part));
   /** 'file:line' when the direct caller (past this file) is the repository's non-test source. */
   const calledFromSource = () => {
     const frames = (new Error().stack ?? '').split('\n').slice(1);

@@ -176,13 +176,24 @@ t.test('node: an honest suite of every shape reports no tampering, and each verd
     },
   });
   const dir = path.join(root, 'repo');
-  const { log, record } = guarded('node', dir, 'node --test --test-reporter=tap test/');
-  const statuses = parseTestLog('node-tap', log);
-  t.ok(statuses.size >= 10, `the runner ran the suite (${statuses.size} results)`);
-  t.same(record.tampering, [], 'no tampering on an honest suite (two test processes, each ended)');
-  t.same(guardFindings(record, 'node', 'node-tap', statuses, statuses.keys()), [], 'every passing result agrees with the guard');
-  t.same(
-    Object.fromEntries(['fails', 'suite > nested > deep', 'parent > child', 'callback'].map((id) => [id, record.verdicts.get(id)])),
-    { fails: 'failed', 'suite > nested > deep': 'passed', 'parent > child': 'passed', callback: 'passed' },
-  );
+  const commands = {
+    'node --test, two test processes': 'node --test --test-reporter=tap test/',
+    // swe-gen's command: one process is runner and tests.
+    'a test file run directly': 'node --test-reporter=tap test/shapes.test.js',
+    // A wrapper of the repository's (as npm is) takes no guard: its runner's test processes do.
+    'a script that starts node --test': 'node run-tests.js',
+  };
+  writeFileSync(path.join(dir, 'run-tests.js'), "import { spawnSync } from 'node:child_process';\nprocess.exitCode = spawnSync(process.execPath, ['--test', '--test-reporter=tap', 'test/'], { stdio: 'inherit' }).status;\n");
+  for (const [name, command] of Object.entries(commands)) {
+    const { log, record } = guarded('node', dir, command);
+    const statuses = parseTestLog('node-tap', log);
+    t.ok(statuses.size >= 10, `${name}: the runner ran the suite (${statuses.size} results)`);
+    t.same(record.tampering, [], `${name}: no tampering on an honest suite (each test process ended)`);
+    t.same(guardFindings(record, 'node', 'node-tap', statuses, statuses.keys()), [], `${name}: every passing result agrees with the guard`);
+    t.same(
+      Object.fromEntries(['fails', 'suite > nested > deep', 'parent > child', 'callback'].map((id) => [id, record.verdicts.get(id)])),
+      { fails: 'failed', 'suite > nested > deep': 'passed', 'parent > child': 'passed', callback: 'passed' },
+      `${name}: the guard's verdicts`,
+    );
+  }
 });

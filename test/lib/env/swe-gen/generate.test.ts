@@ -35,8 +35,9 @@ t.test('a seed names the same task from one version to the next', async (t) => {
   const digest = createHash('sha256');
   for (const seed of range(0, 10)) digest.update(JSON.stringify(DEFAULT_TASKS[seed]!.files));
   for (const seed of range(0, 5)) digest.update(JSON.stringify(generate(seed, { bugs: 2 }, 'heldout').files));
-  t.equal(SWE_GEN_VERSION, 3);
-  t.equal(digest.digest('hex'), 'be29e6990fe02cb166b1efa5e7481b9a9b416d95111a48c8b6d2497ff73c9eea', 'version 3');
+  // Version 4: JavaScript tasks run their test file directly (node --test-reporter=tap FILE).
+  t.equal(SWE_GEN_VERSION, 4);
+  t.equal(digest.digest('hex'), '71f951c0e3119eabd9e438c7ea823e7de37f725f2b8404bd97a23156654179ac', 'version 4');
   // and tasks/README.md shows what seeds 4 and 9 give
   const readme = readFileSync(new URL('../../../../tasks/README.md', import.meta.url), 'utf8');
   for (const seed of [4, 9]) t.ok(readme.includes(DEFAULT_TASKS[seed]!.files['issue.md']!), `the README's issue of train seed ${seed}`);
