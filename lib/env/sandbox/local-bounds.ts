@@ -20,6 +20,7 @@ import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
 import { OWN_START, OWNER_TAG, ownerAlive, ownerTagOf, taggedOwnerAlive } from './owner.js';
+import { shellQuote } from './sandbox.js';
 import { runToCompletion } from './spawner.js';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -150,12 +151,17 @@ function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; c
   };
 }
 
-/** The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself. */
-export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds): Promise<string> {
-  if (bounds.disk === 'none') return dir;
-  const disk = diskOf(dir, id, bytes);
-  for (const [command, args] of disk.commands) await runHostCommand(command, args);
-  rmdirSync(path.join(disk.mountpoint, 'lost+found'));
+/**
+ * The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself.
+ * `then(folder)` names commands that fill it (the work tree's copy), run in the same host process
+ * as the image's: each process this one starts is a fork of a Node process (spawner.ts), ~14 ms
+ * of CPU, against ~3 ms for each command a shell starts.
+ */
+export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds, then: (folder: string) => [string, string[]][] = () => []): Promise<string> {
+  const disk = bounds.disk === 'none' ? { mountpoint: dir, commands: [] } : diskOf(dir, id, bytes);
+  const commands = [...disk.commands, ...then(disk.mountpoint)];
+  if (commands.length > 0) await runHostCommand('sh', ['-c', commands.map(([command, args]) => [command, ...args].map(shellQuote).join(' ')).join(' && ')]);
+  if (bounds.disk !== 'none') rmdirSync(path.join(disk.mountpoint, 'lost+found'));
   return disk.mountpoint;
 }
 

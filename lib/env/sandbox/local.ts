@@ -26,7 +26,7 @@ import path from 'node:path';
 import { SwerlError, invalidArg } from '../../errors.js';
 import { guardCreate, track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
-import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, runHostCommand, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
+import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
 import { spawnProcess } from './spawner.js';
 import { OutputCollector } from './output.js';
@@ -277,21 +277,22 @@ export class LocalSandboxBackend implements SandboxBackend {
         guard.checkpoint();
       }
       const limits = this.options.limits;
-      const base = await mountDisk(dir, id, limits.diskBytes, localBounds());
+      const repoDir = spec.repoDir;
+      if (repoDir !== undefined && !existsSync(repoDir)) throw invalidArg('spec.repoDir', `${repoDir} does not exist`);
+      // The work tree is copied (and handed to the sandbox's uid) by the process that makes the disk.
+      const copy = (folder: string): [string, string[]][] => {
+        if (repoDir === undefined) return [];
+        const work = path.join(folder, 'work');
+        return [['cp', ['-a', '--', `${repoDir}/.`, work]], ...(IS_ROOT ? [['chown', ['-R', `${uid}:${uid}`, '--', work]] as [string, string[]]] : [])];
+      };
+      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), copy);
       guard.checkpoint();
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');
       const tmp = path.join(base, 'tmp');
       await fs.mkdir(tmp, { mode: 0o700 });
-      guard.checkpoint();
-      if (spec.repoDir !== undefined) {
-        if (!existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
-        // One process for the copy and the hand-over to the sandbox's uid (each spawn costs ms).
-        await runHostCommand('sh', ['-c', `cp -a -- "$1/." "$2"${IS_ROOT ? ' && chown -R "$3:$3" -- "$2" "$4"' : ''}`, 'sh', spec.repoDir, work, String(uid), tmp]);
-      } else {
-        await fs.mkdir(work);
-        if (IS_ROOT) await Promise.all([fs.chown(work, uid, uid), fs.chown(tmp, uid, uid)]);
-      }
+      if (repoDir === undefined) await fs.mkdir(work);
+      if (IS_ROOT) await Promise.all([...(repoDir === undefined ? [fs.chown(work, uid, uid)] : []), fs.chown(tmp, uid, uid)]);
       guard.checkpoint();
       const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp };
       const sandbox = new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
