@@ -153,13 +153,13 @@ function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; c
 
 /**
  * The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself.
- * `then(folder)` names commands that fill it (the work tree's copy), run in the same host process
- * as the image's: each process this one starts is a fork of a Node process (spawner.ts), ~14 ms
- * of CPU, against ~3 ms for each command a shell starts.
+ * `fill(folder)` names commands that fill it (the work tree's copy), run by the same host shell
+ * as the image's: each process this one starts is a fork of a Node helper (spawner.ts), ~5 ms of
+ * CPU more than a command the shell starts (bench/README.md).
  */
-export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds, then: (folder: string) => [string, string[]][] = () => []): Promise<string> {
+export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds, fill: (folder: string) => [string, string[]][] = () => []): Promise<string> {
   const disk = bounds.disk === 'none' ? { mountpoint: dir, commands: [] } : diskOf(dir, id, bytes);
-  const commands = [...disk.commands, ...then(disk.mountpoint)];
+  const commands = [...disk.commands, ...fill(disk.mountpoint)];
   if (commands.length > 0) await runHostCommand('sh', ['-c', commands.map(([command, args]) => [command, ...args].map(shellQuote).join(' ')).join(' && ')]);
   if (bounds.disk !== 'none') rmdirSync(path.join(disk.mountpoint, 'lost+found'));
   return disk.mountpoint;

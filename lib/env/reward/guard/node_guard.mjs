@@ -4,11 +4,11 @@
 // node process of the test command; it acts in each process where tests and the code under test
 // run: `node --test`'s test processes (one a file, NODE_TEST_CONTEXT set), or a test file run
 // directly (`node --test-reporter=tap file`, swe-gen's command: one process, half the CPU), and
-// not in `node --test`'s own runner, which only starts and reads the others. There it wraps node:test's test/it/describe/suite
-// before any test file is loaded, records each test's outcome from the call itself (whether its
-// function threw or rejected), and checks at exit that node:test's exports and node:assert's
-// functions are the ones it saw, noting process.exit, process.abort and module.register
-// called from the repository's non-test source.
+// not in `node --test`'s own runner, which only starts and reads the others. There it wraps
+// node:test's test/it/describe/suite before any test file is loaded, records each test's outcome
+// from the call itself (whether its function threw or rejected), and checks at exit that
+// node:test's exports and node:assert's functions are the ones it saw, noting process.exit,
+// process.abort and module.register called from the repository's non-test source.
 //
 // Each record line is JSON after an HMAC-SHA256 of it under a key given in the environment (taken
 // out of process.env at load), so lines the code under test appends to the record are told apart.
