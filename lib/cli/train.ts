@@ -6,6 +6,7 @@ import { loadTrainConfig } from '../train/config-file.js';
 import { isSftConfig, resolveTrainConfig } from '../train/config.js';
 import { resolveSftConfig } from '../train/sft/options.js';
 import { train } from '../train/trainer.js';
+import { freePortPair } from '../util/ports.js';
 import { integerArg, reportRun, runFlagOverrides, stoppable, withRunFlags, type Register, type RunFlags } from './flags.js';
 
 interface TrainFlags extends RunFlags {
@@ -35,12 +36,17 @@ async function trainAction(file: string, overrides: string[], flags: TrainFlags)
     if (isSftConfig(config)) throw new SwerlError('ERR_SWERL_INVALID_ARG', 'an sft config trains in one process: drop --nproc/--nnodes');
     resolveTrainConfig(config, baseDir);
     const { launchRanks } = await import('./launch.js');
+    const masterAddr = flags.masterAddr ?? process.env.MASTER_ADDR ?? '127.0.0.1';
+    const givenPort = flags.masterPort ?? (process.env.MASTER_PORT ? Number(process.env.MASTER_PORT) : undefined);
+    // One node: a free pair of its own (torchrun --standalone's choice), so two runs on a
+    // machine never meet at 29500; across nodes every node must be told the same port.
+    const masterPort = givenPort ?? ((flags.nnodes ?? 1) === 1 ? await freePortPair(masterAddr) : 29500);
     return launchRanks(process.argv.slice(1), {
       nproc: flags.nproc ?? 1,
       nnodes: flags.nnodes ?? 1,
       nodeRank: flags.nodeRank ?? 0,
-      masterAddr: flags.masterAddr ?? process.env.MASTER_ADDR ?? '127.0.0.1',
-      masterPort: flags.masterPort ?? (process.env.MASTER_PORT ? Number(process.env.MASTER_PORT) : 29500),
+      masterAddr,
+      masterPort,
     });
   }
   // Otherwise train() checks the config first, before a sandbox or a model is touched.
@@ -67,7 +73,7 @@ export function addTrainCommand(program: Command, register: Register): void {
     .option('--nnodes <n>', 'data parallel: nodes (default 1)', integerArg('--nnodes'))
     .option('--node-rank <n>', 'data parallel: this node\'s rank (default 0)', integerArg('--node-rank', 0))
     .option('--master-addr <host>', 'data parallel: where rank 0 serves the rendezvous (default 127.0.0.1)')
-    .option('--master-port <port>', 'data parallel: its port (default 29500)', integerArg('--master-port'))
+    .option('--master-port <port>', 'data parallel: its port, and the next one for async rollouts (default: a free pair on one node, 29500 across nodes)', integerArg('--master-port'))
     .addHelpText('after', `
 Examples:
   swerl train examples/frozenlake.json

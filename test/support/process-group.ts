@@ -1,9 +1,10 @@
-/** What the data-parallel tests share: a free loopback port for a rendezvous, a checkpoint's fp32 weights, the FrozenLake run's overrides, the ranks of a launch. */
+/** What the data-parallel tests share: a free loopback port pair for a rendezvous, ports held busy, a checkpoint's fp32 weights, the FrozenLake run's overrides, the ranks of a launch. */
 import { readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
 import { readCheckpointTensors, readTensorBytes } from '../../lib/model/safetensors.js';
+import { freePortPair } from '../../lib/util/ports.js';
 import { ROOT } from './child-process.js';
 
 export const FROZENLAKE = path.join(ROOT, 'examples/frozenlake.json');
@@ -30,14 +31,21 @@ export function ranksOf(port: number): { pid: number; rank: string }[] {
 
 export const rows = (dir: string) => readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+/** A port p where p and p + 1 are free (a group's rendezvous and its async rollouts' channel). */
+export const freePort = (): Promise<number> => freePortPair();
+
+/** Listens on these ports (every interface) until closed; one already taken elsewhere is skipped. */
+export async function holdPorts(ports: number[]): Promise<net.Server[]> {
+  const held: net.Server[] = [];
+  for (const port of ports) {
+    const server = net.createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen({ port, exclusive: true }, () => resolve(true));
     });
-    server.on('error', reject);
-  });
+    if (ok) held.push(server);
+  }
+  return held;
 }
 
 /** A checkpoint's tensors by name, as fp32 (the checkpoints these tests save are fp32). */
