@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,6 +19,7 @@ import { OraclePolicy } from '../../../../lib/agent/scripted-policy.js';
 import { DockerSandboxBackend } from '../../../../lib/env/sandbox/docker.js';
 import { parseSandboxOptions } from '../../../../lib/env/sandbox/options.js';
 import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
+import { freePortPair } from '../../../../lib/util/ports.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { AgentPolicy } from '../../../../lib/types/policy.js';
@@ -42,13 +42,8 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected a rejection');
 }
 
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A port nothing listens on, below the ephemeral range: no outgoing connection takes it meanwhile. */
+const closedPort = (): Promise<number> => freePortPair();
 
 t.test('options: hosts, limits and health checks; bad ones refused naming the field', async (t) => {
   const make = (options: object) => () => new DockerSandboxBackend(options as never);

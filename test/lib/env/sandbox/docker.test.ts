@@ -12,6 +12,7 @@ import { DockerSandboxBackend } from '../../../../lib/env/sandbox/docker.js';
 import { imageArchive, loadImageArchive } from '../../../../lib/env/sandbox/docker-image.js';
 import type { TarEntry } from '../../../../lib/env/sandbox/tar.js';
 import type { Sandbox } from '../../../../lib/env/sandbox/sandbox.js';
+import { freePortPair } from '../../../../lib/util/ports.js';
 import { dockerSkipped, startPodmanService } from '../../../support/podman.js';
 
 const DOCKER_TS = fileURLToPath(new URL('../../../../lib/env/sandbox/docker.ts', import.meta.url));
@@ -41,10 +42,8 @@ t.test('no daemon: the error names the socket and how to start one', async (t) =
   });
   process.env.DOCKER_HOST = 'unix:///nonexistent/from-env.sock';
   await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_SANDBOX', message: /tried unix:\/\/\/nonexistent\/from-env\.sock \(no such socket\)\. / }, '$DOCKER_HOST is used');
-  const closed = net.createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const port = (closed.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  // Below the ephemeral range: no outgoing connection takes it meanwhile.
+  const port = await freePortPair();
   process.env.DOCKER_HOST = `tcp://127.0.0.1:${port}`;
   await t.rejects(new DockerSandboxBackend().create({}), { code: 'ERR_SWERL_SANDBOX', message: new RegExp(`tried tcp://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED`) }, 'a tcp:// $DOCKER_HOST is used');
   process.env.DOCKER_HOST = 'ssh://user@host';
