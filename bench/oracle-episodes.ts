@@ -1,13 +1,14 @@
 /**
  * npm run bench:oracle-episodes — what an SWE episode costs on the sandbox side, without a
  * model: the edit oracle plays `--tasks` swe-gen tasks (default 48; the demo's distribution)
- * at `--concurrency` (default 8, as demo:swe's rollouts on 2 cores) in local sandboxes, and
+ * `--samples` times each (default 1; an RL step's group plays a task 4 or 8 times) at
+ * `--concurrency` (default 8, as demo:swe's rollouts on 2 cores) in local sandboxes, and
  * each is graded in a fresh one. Prints episodes/s and the sandbox commands an episode takes
  * by kind (a command is a bwrap start and ~5 processes: the cost that grows with them), the
  * processes started and CPU seconds spent machine-wide an episode (/proc/stat: run it on an
  * idle machine), and writes bench/results/oracle-episodes.json.
  *
- *   node dist/bench/oracle-episodes.js [--tasks N] [--concurrency N] [--out FILE]
+ *   node dist/bench/oracle-episodes.js [--tasks N] [--samples N] [--concurrency N] [--out FILE]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +28,9 @@ import { count, flag } from './args.js';
 
 const tasks = count('--tasks', 48);
 const concurrency = count('--concurrency', 8);
+/** Episodes of each task, as an RL step's group plays it (4 in the demo's 32 x 4 step). */
+const samples = count('--samples', 1);
+const episodeCount = tasks * samples;
 const out = flag('--out') ?? path.join(packageRoot(), 'bench', 'results', 'oracle-episodes.json');
 
 /** A command's kind for the table: its first two words. */
@@ -72,7 +76,7 @@ try {
   const machineBefore = machineCounters();
   const started = performance.now();
   const episodes = await runRollouts(
-    suite.tasks.map((task, i) => ({ taskId: task.id, task, group: i, sample: 0, makeEnv: () => new SweEnv(task, backend, { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 }) })),
+    suite.tasks.flatMap((task, i) => Array.from({ length: samples }, (_, sample) => ({ taskId: task.id, task, group: i, sample, makeEnv: () => new SweEnv(task, backend, { prompt: 'compact', maxSteps: 6, rewardTimeoutMs: 60_000 }) }))),
     new EditOraclePolicy({ tokenizer, recovery: 0.3 }),
     {
       concurrency,
@@ -85,14 +89,14 @@ try {
   const machineAfter = machineCounters();
   // Machine-wide, so run it on an otherwise idle machine: every process an episode starts and
   // the CPU they use, which load does not stretch as it stretches episodes/s.
-  const processesPerEpisode = machineAfter && machineBefore ? (machineAfter.processes - machineBefore.processes) / tasks : null;
-  const cpuSecondsPerEpisode = machineAfter && machineBefore ? (machineAfter.cpuSeconds - machineBefore.cpuSeconds) / tasks : null;
+  const processesPerEpisode = machineAfter && machineBefore ? (machineAfter.processes - machineBefore.processes) / episodeCount : null;
+  const cpuSecondsPerEpisode = machineAfter && machineBefore ? (machineAfter.cpuSeconds - machineBefore.cpuSeconds) / episodeCount : null;
   const resolved = episodes.filter((e) => e.reward === 1).length;
   const total = [...commands.values()].reduce((a, b) => a + b, 0);
-  const byKind = [...commands].sort((a, b) => b[1] - a[1]).map(([kind, n]) => ({ kind, perEpisode: n / tasks }));
+  const byKind = [...commands].sort((a, b) => b[1] - a[1]).map(([kind, n]) => ({ kind, perEpisode: n / episodeCount }));
 
-  console.log(`edit oracle, ${tasks} swe-gen tasks, concurrency ${concurrency}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`);
-  console.log(`${seconds.toFixed(1)} s, ${(tasks / seconds).toFixed(2)} episodes/s, ${resolved}/${tasks} resolved, ${(sandboxes / tasks).toFixed(1)} sandboxes and ${(total / tasks).toFixed(1)} sandbox commands an episode`);
+  console.log(`edit oracle, ${tasks} swe-gen tasks x ${samples} episodes, concurrency ${concurrency}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`);
+  console.log(`${seconds.toFixed(1)} s, ${(episodeCount / seconds).toFixed(2)} episodes/s, ${resolved}/${episodeCount} resolved, ${(sandboxes / episodeCount).toFixed(1)} sandboxes and ${(total / episodeCount).toFixed(1)} sandbox commands an episode`);
   if (processesPerEpisode !== null && cpuSecondsPerEpisode !== null) {
     console.log(`machine-wide: ${processesPerEpisode.toFixed(1)} processes started and ${cpuSecondsPerEpisode.toFixed(2)} CPU seconds an episode`);
   }
@@ -101,12 +105,13 @@ try {
   await writeJsonAtomic(out, {
     machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length },
     tasks,
+    samples,
     concurrency,
     seconds,
-    episodesPerSecond: tasks / seconds,
+    episodesPerSecond: episodeCount / seconds,
     resolved,
-    sandboxesPerEpisode: sandboxes / tasks,
-    commandsPerEpisode: total / tasks,
+    sandboxesPerEpisode: sandboxes / episodeCount,
+    commandsPerEpisode: total / episodeCount,
     processesPerEpisode,
     cpuSecondsPerEpisode,
     byKind,

@@ -4,16 +4,16 @@
  * images), and the patch — the working tree's diff against the base, everything staged so new
  * files count.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
 import { SwerlError } from '../errors.js';
+import { baseSnapshot } from './base-commit.js';
+import { GIT } from './git.js';
 import { shellQuote, type Sandbox, type SandboxSpec } from './sandbox/sandbox.js';
 import { checkoutWorkTree } from './repositories.js';
 import type { Task } from './task.js';
 
-// No hooks, no fsmonitor, no external diff or textconv when swerl takes the patch. (Grading
-// happens in a fresh sandbox: nothing the candidate configured there exists.) No auto
-// maintenance either: after each commit git starts `git maintenance run --auto`, two more
-// processes in a sandbox that lives for one episode.
-export const GIT = 'git -c user.name=swerl -c user.email=swerl@localhost -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgsign=false -c maintenance.auto=false -c gc.auto=0';
 
 export interface PreparedRepository {
   /** The commit the patch is taken against. */
@@ -41,11 +41,23 @@ export async function mustRun(sandbox: Sandbox, command: string, what: string, o
   return result;
 }
 
-/** What a sandbox for the task starts from: its folder, its clone's checkout, or its image. */
-export async function taskSandboxSpec(task: Task, label?: string): Promise<SandboxSpec> {
+/** A task's sandbox spec, and the base commit its overlay lays in (when it has one). */
+export interface TaskSandboxSpec extends SandboxSpec {
+  baseCommit?: string;
+}
+
+/**
+ * What a sandbox for the task starts from: its folder (with its base commit made once for every
+ * sandbox: base-commit.ts), its clone's checkout, or its image.
+ */
+export async function taskSandboxSpec(task: Task, label?: string): Promise<TaskSandboxSpec> {
   const repoDir = task.repoDir ?? (task.checkout ? await checkoutWorkTree(task.checkout) : undefined);
+  // Not where hidden paths are moved out first (R2E-Gym's layout): its base commit lacks them.
+  const premade = task.repoDir !== undefined && task.hiddenTests.kind !== 'image-paths' && !existsSync(path.join(task.repoDir, '.git'));
+  const base = premade ? await baseSnapshot(task.repoDir!, task.gitignore) : null;
   return {
     ...(repoDir !== undefined ? { repoDir } : { image: task.image! }),
+    ...(base ? { overlay: base.overlay, baseCommit: base.commit } : {}),
     workdir: task.workdir,
     ...(task.env ? { env: task.env } : {}),
     ...(label !== undefined ? { label } : {}),
@@ -80,10 +92,11 @@ function applyLines(mode: ApplyMode): string[] {
 
 /**
  * Readies the task's repository in a fresh sandbox: hidden paths stashed (image rows), the base
- * commit made or read, and `options.patch` applied when given (`patchError` says why it did not),
- * as `options.apply` says (default strict).
+ * commit made or read (`options.baseCommit`: the sandbox was made with it, TaskSandboxSpec), and
+ * `options.patch` applied when given (`patchError` says why it did not), as `options.apply` says
+ * (default strict).
  */
-export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string; apply?: ApplyMode } = {}): Promise<PreparedRepository> {
+export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string; apply?: ApplyMode; baseCommit?: string } = {}): Promise<PreparedRepository> {
   const stash = new Map<string, Buffer>();
   if (task.hiddenTests.kind === 'image-paths') {
     for (const { from } of task.hiddenTests.moves) {
@@ -98,20 +111,26 @@ export async function prepareRepository(sandbox: Sandbox, task: Task, options: {
       await mustRun(sandbox, `rm -rf -- ${q}`, `removing ${from}`);
     }
   }
-  // One exec (each is a fresh sandbox process, ~30 ms of CPU): a swerl folder gets its base
-  // commit (and the task's .gitignore), a repository keeps its own HEAD; a patch given (a
-  // candidate's, at grading) is applied from stdin in the same command.
+  // One exec at most (each is a fresh sandbox process, ~30 ms of CPU): a swerl folder gets its
+  // base commit (and the task's .gitignore) unless the sandbox was made with it, a repository
+  // keeps its own HEAD; a patch given (a candidate's, at grading) is applied from stdin in the
+  // same command.
   const patch = options.patch?.trim() ? options.patch : undefined;
+  if (options.baseCommit !== undefined && patch === undefined) return { baseCommit: options.baseCommit, stash };
   const script = [
-    'if ! git rev-parse --verify -q HEAD >/dev/null; then',
-    ...(task.gitignore === undefined ? [] : heredocBytes(task.gitignore, '> .gitignore || exit')),
-    `git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base || exit`,
-    'fi',
-    'git rev-parse HEAD || exit',
+    ...(options.baseCommit !== undefined
+      ? []
+      : [
+          'if ! git rev-parse --verify -q HEAD >/dev/null; then',
+          ...(task.gitignore === undefined ? [] : heredocBytes(task.gitignore, '> .gitignore || exit')),
+          `git init -q && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m base || exit`,
+          'fi',
+          'git rev-parse HEAD || exit',
+        ]),
     ...(patch === undefined ? [] : applyLines(options.apply ?? 'strict')),
   ].join('\n');
   const result = await sandbox.exec(script, { timeoutMs: 120_000, ...(patch === undefined ? {} : { stdin: Buffer.from(patch) }) });
-  const baseCommit = result.stdout.toString().trim();
+  const baseCommit = options.baseCommit ?? result.stdout.toString().trim();
   if (result.exitCode === PATCH_DOES_NOT_APPLY && /^[0-9a-f]{40,64}$/.test(baseCommit)) {
     return { baseCommit, stash, patchError: result.stderr.toString().trim().slice(-2000) || 'git apply failed' };
   }

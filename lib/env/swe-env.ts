@@ -94,9 +94,10 @@ export class SweEnv implements Env {
     this.steps = 0;
     this.termination = null;
     this.graded = null;
-    this.sandbox = await this.backend.create(await taskSandboxSpec(this.task, this.options.label));
+    const spec = await taskSandboxSpec(this.task, this.options.label);
+    this.sandbox = await this.backend.create(spec);
     try {
-      this.prepared = await prepareRepository(this.sandbox, this.task);
+      this.prepared = await prepareRepository(this.sandbox, this.task, { ...(spec.baseCommit ? { baseCommit: spec.baseCommit } : {}) });
     } catch (error) {
       await this.close();
       throw error;

@@ -44,9 +44,10 @@ export function taskTestFiles(task: Task): string[] {
 
 export async function testRun(backend: SandboxBackend, task: Task, spec: TestRunSpec, options: TestRunOptions): Promise<TestRunResult> {
   options.signal?.throwIfAborted();
-  const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
+  const sandboxSpec = await taskSandboxSpec(task, options.label);
+  const sandbox = await backend.create(sandboxSpec);
   try {
-    const prepared = await prepareRepository(sandbox, task, { patch: spec.patch });
+    const prepared = await prepareRepository(sandbox, task, { patch: spec.patch, ...(sandboxSpec.baseCommit ? { baseCommit: sandboxSpec.baseCommit } : {}) });
     if (prepared.patchError !== undefined) return { statuses: null, reason: `the patch does not apply: ${prepared.patchError}` };
     await revertTestInfrastructure(sandbox, task, prepared);
     await restoreFromBase(sandbox, prepared.baseCommit, [...taskTestFiles(task), ...(spec.tests?.files ?? [])], 'restoring the test files');

@@ -20,7 +20,8 @@ import path from 'node:path';
 import type { RewardResult, TestLogFormat } from '../env.js';
 import { patchedPaths } from '../patch-files.js';
 import { SwerlError } from '../../errors.js';
-import { GIT, heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type ApplyMode, type PreparedRepository } from '../repo.js';
+import { GIT } from '../git.js';
+import { heredocBytes, mustRun, prepareRepository, restoreStash, taskSandboxSpec, type ApplyMode, type PreparedRepository } from '../repo.js';
 import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '../sandbox/sandbox.js';
 import type { Task } from '../task.js';
 import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
@@ -213,9 +214,10 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
   const flags = patchFlags(patch);
   const flagged = flags.length ? { patchFlags: flags } : {};
   const zero = (reason: string, log = ''): GradeResult => ({ reward: 0, tests: {}, reason, log, reverted, ...flagged });
-  const sandbox = await backend.create(await taskSandboxSpec(task, options.label));
+  const spec = await taskSandboxSpec(task, options.label);
+  const sandbox = await backend.create(spec);
   try {
-    const prepared = await prepareRepository(sandbox, task, { patch, ...(options.apply ? { apply: options.apply } : {}) });
+    const prepared = await prepareRepository(sandbox, task, { patch, ...(options.apply ? { apply: options.apply } : {}), ...(spec.baseCommit ? { baseCommit: spec.baseCommit } : {}) });
     if (prepared.patchError !== undefined) return { ...zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`), notApplied: prepared.patchError };
     try {
       reverted = await changedTestInfrastructure(sandbox, prepared);

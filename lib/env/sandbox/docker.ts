@@ -119,6 +119,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const workdir = spec.workdir ?? '/testbed';
     if (!path.posix.isAbsolute(workdir) || workdir === '/') throw invalidArg('spec.workdir', 'must be an absolute path below /');
     if (spec.repoDir !== undefined && !existsSync(spec.repoDir)) throw invalidArg('spec.repoDir', `${spec.repoDir} does not exist`);
+    if (spec.overlay !== undefined && spec.repoDir === undefined) throw invalidArg('spec.overlay', 'is laid over a repoDir\'s copy', 'give a repoDir too');
     const tried = new Set<DockerHost>();
     for (;;) {
       const placed = await this.place(tried);
@@ -314,8 +315,15 @@ export class DockerSandboxBackend implements SandboxBackend {
       }
       // A base sandbox's work tree (its folder too: the archive's "./") is its user's; an
       // image's stays as the image has it.
-      if (fromBase || spec.repoDir !== undefined) await copyIn(container, spec.repoDir ?? null, workdir, fromBase ? SANDBOX_USER : { uid: 0, gid: 0 });
+      const owner = fromBase ? SANDBOX_USER : { uid: 0, gid: 0 };
+      if (fromBase || spec.repoDir !== undefined) await copyIn(container, spec.repoDir ?? null, workdir, owner);
       guard.checkpoint();
+      if (spec.overlay) {
+        await container.putArchive(tarArchive(spec.overlay.map((entry) => ({ ...entry, ...owner }))), { path: workdir }).catch((error: unknown) => {
+          throw new SwerlError('ERR_SWERL_SANDBOX', `could not lay the overlay over ${workdir}: ${errorMessage(error)}`);
+        });
+        guard.checkpoint();
+      }
       return sandbox;
     } catch (error) {
       await sandbox.destroy().catch(() => undefined);

@@ -110,11 +110,11 @@ function probeCgroups(): LocalBounds['memory'] {
  * Runs a host command without blocking the event loop (hundreds of sandboxes are made at once,
  * beside the decode loop); a failure is a sandbox error naming it.
  */
-export async function runHostCommand(command: string, args: string[]): Promise<void> {
+export async function runHostCommand(command: string, args: string[], stdin: string | Uint8Array = ''): Promise<void> {
   const fail = (why: string) => new SwerlError('ERR_SWERL_SANDBOX', `${command} ${args.join(' ')} failed: ${why.trim()}`);
   let result: { code: number | null; stderr: string };
   try {
-    result = await runToCompletion(command, args);
+    result = await runToCompletion(command, args, stdin);
   } catch (error) {
     throw fail((error as Error).message);
   }
@@ -155,12 +155,13 @@ function diskOf(dir: string, id: string, bytes: number): { mountpoint: string; c
  * The folder holding the sandbox's work/ and tmp/: a mounted image of `bytes`, or `dir` itself.
  * `fill(folder)` names commands that fill it (the work tree's copy), run by the same host shell
  * as the image's: each process this one starts is a fork of a Node helper (spawner.ts), ~5 ms of
- * CPU more than a command the shell starts (bench/README.md).
+ * CPU more than a command the shell starts (bench/README.md). `stdin` goes to that shell (one
+ * of the commands may read it).
  */
-export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds, fill: (folder: string) => [string, string[]][] = () => []): Promise<string> {
+export async function mountDisk(dir: string, id: string, bytes: number, bounds: LocalBounds, fill: (folder: string) => [string, string[]][] = () => [], stdin: Uint8Array = new Uint8Array()): Promise<string> {
   const disk = bounds.disk === 'none' ? { mountpoint: dir, commands: [] } : diskOf(dir, id, bytes);
   const commands = [...disk.commands, ...fill(disk.mountpoint)];
-  if (commands.length > 0) await runHostCommand('sh', ['-c', commands.map(([command, args]) => [command, ...args].map(shellQuote).join(' ')).join(' && ')]);
+  if (commands.length > 0) await runHostCommand('sh', ['-c', commands.map(([command, args]) => [command, ...args].map(shellQuote).join(' ')).join(' && ')], stdin);
   if (bounds.disk !== 'none') rmdirSync(path.join(disk.mountpoint, 'lost+found'));
   return disk.mountpoint;
 }

@@ -29,6 +29,7 @@ import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
 import { spawnProcess } from './spawner.js';
+import { tarArchive } from './tar.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
 import { OWN_START, OWNER_TAG, ownerAlive, taggedOwnerAlive } from './owner.js';
@@ -235,6 +236,7 @@ export class LocalSandboxBackend implements SandboxBackend {
     if (spec.image !== undefined && spec.repoDir === undefined) {
       throw invalidArg('spec.image', 'is for the docker backend', 'give the local backend a repoDir, or use sandbox: "docker"');
     }
+    if (spec.overlay !== undefined && spec.repoDir === undefined) throw invalidArg('spec.overlay', 'is laid over a repoDir\'s copy', 'give a repoDir too');
     const label = spec.label ?? this.options.label;
     if (!LABEL_PATTERN.test(label)) throw invalidArg('spec.label', `${JSON.stringify(label)} is not a valid label`, `match ${LABEL_PATTERN}`);
     const workdir = spec.workdir ?? '/testbed';
@@ -279,13 +281,18 @@ export class LocalSandboxBackend implements SandboxBackend {
       const limits = this.options.limits;
       const repoDir = spec.repoDir;
       if (repoDir !== undefined && !existsSync(repoDir)) throw invalidArg('spec.repoDir', `${repoDir} does not exist`);
-      // The work tree is copied (and handed to the sandbox's uid) by the process that makes the disk.
+      // The work tree is copied, the overlay unpacked over it (from stdin) and all of it handed
+      // to the sandbox's uid by the process that makes the disk.
       const copy = (folder: string): [string, string[]][] => {
         if (repoDir === undefined) return [];
         const work = path.join(folder, 'work');
-        return [['cp', ['-a', '--', `${repoDir}/.`, work]], ...(IS_ROOT ? [['chown', ['-R', `${uid}:${uid}`, '--', work]] as [string, string[]]] : [])];
+        return [
+          ['cp', ['-a', '--', `${repoDir}/.`, work]],
+          ...(spec.overlay ? [['tar', ['-C', work, '-xf', '-']] as [string, string[]]] : []),
+          ...(IS_ROOT ? [['chown', ['-R', `${uid}:${uid}`, '--', work]] as [string, string[]]] : []),
+        ];
       };
-      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), copy);
+      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), copy, spec.overlay ? tarArchive(spec.overlay) : undefined);
       guard.checkpoint();
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');

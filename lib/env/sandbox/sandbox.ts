@@ -10,6 +10,7 @@ import path from 'node:path';
 
 import { SwerlError } from '../../errors.js';
 import type { Infer } from '../../schema.js';
+import type { TarEntry } from './tar.js';
 
 export interface ExecOptions {
   /** Wall-clock limit in milliseconds; the whole process tree is killed when it passes. */
@@ -60,6 +61,12 @@ export interface Sandbox {
 export interface SandboxSpec {
   /** A host folder copied in as the work tree (swerl's own task format). */
   repoDir?: string;
+  /**
+   * Files laid over repoDir's copy as the sandbox is made (with repoDir only), owned as the
+   * work tree is: what every sandbox of a task would otherwise make again (its base commit's
+   * .git, base-commit.ts), without a command inside the sandbox.
+   */
+  overlay?: readonly TarEntry[];
   /** A container image holding the repo at `workdir` (Docker backend; SWE-bench/R2E-Gym images). */
   image?: string;
   /** Default: /testbed. */

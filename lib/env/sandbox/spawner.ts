@@ -182,9 +182,9 @@ export function spawnProcess(request: SpawnRequest, handlers: SpawnHandlers): Sp
 }
 
 /** Runs a host command to completion: its exit code and stderr (for mkfs, mount and the like). */
-export async function runToCompletion(program: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+export async function runToCompletion(program: string, args: string[], stdin: string | Uint8Array = ''): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';
-  const { exit } = spawnProcess({ program, args, env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' }, detached: false, stdin: '' }, {
+  const { exit } = spawnProcess({ program, args, env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' }, detached: false, stdin }, {
     stdout: () => undefined,
     stderr: (chunk) => (stderr += chunk.toString()),
   });
