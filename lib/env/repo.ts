@@ -22,7 +22,12 @@ export interface PreparedRepository {
   stash: Map<string, Buffer>;
   /** Why the patch given to prepareRepository did not apply (absent when it did, or none was given). */
   patchError?: string;
+  /** The standard output of prepareRepository's `then` command (absent when it did not run or failed). */
+  thenOutput?: Buffer;
 }
+
+/** Between the base commit's line and the `then` command's output: never a commit id. */
+const THEN_MARK = '--swerl-then--';
 
 /**
  * Script lines that decode `data` from a heredoc and hand it on (`tail`: "> file || exit",
@@ -66,6 +71,8 @@ export async function taskSandboxSpec(task: Task, label?: string): Promise<TaskS
 
 /** The exit status the prepare script gives when the patch does not apply (git apply's is 1). */
 const PATCH_DOES_NOT_APPLY = 97;
+/** ... and when its `then` command fails. */
+const THEN_FAILED = 98;
 
 /**
  * How a patch is applied. `strict`: `git apply` alone (training's grading: the policy's own diff
@@ -94,9 +101,10 @@ function applyLines(mode: ApplyMode): string[] {
  * Readies the task's repository in a fresh sandbox: hidden paths stashed (image rows), the base
  * commit made or read (`options.baseCommit`: the sandbox was made with it, TaskSandboxSpec), and
  * `options.patch` applied when given (`patchError` says why it did not), as `options.apply` says
- * (default strict).
+ * (default strict). `options.then`, a command run in the same sandbox command once the patch
+ * applied (HEAD is the base there), gives its standard output as `thenOutput`.
  */
-export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string; apply?: ApplyMode; baseCommit?: string } = {}): Promise<PreparedRepository> {
+export async function prepareRepository(sandbox: Sandbox, task: Task, options: { patch?: string; apply?: ApplyMode; baseCommit?: string; then?: string } = {}): Promise<PreparedRepository> {
   const stash = new Map<string, Buffer>();
   if (task.hiddenTests.kind === 'image-paths') {
     for (const { from } of task.hiddenTests.moves) {
@@ -116,7 +124,7 @@ export async function prepareRepository(sandbox: Sandbox, task: Task, options: {
   // keeps its own HEAD; a patch given (a candidate's, at grading) is applied from stdin in the
   // same command.
   const patch = options.patch?.trim() ? options.patch : undefined;
-  if (options.baseCommit !== undefined && patch === undefined) return { baseCommit: options.baseCommit, stash };
+  if (options.baseCommit !== undefined && patch === undefined && options.then === undefined) return { baseCommit: options.baseCommit, stash };
   const script = [
     ...(options.baseCommit !== undefined
       ? []
@@ -128,16 +136,21 @@ export async function prepareRepository(sandbox: Sandbox, task: Task, options: {
           'git rev-parse HEAD || exit',
         ]),
     ...(patch === undefined ? [] : applyLines(options.apply ?? 'strict')),
+    ...(options.then === undefined ? [] : [`printf '\\n%s\\n' ${THEN_MARK} || exit`, `( ${options.then}\n) || exit ${THEN_FAILED}`]),
   ].join('\n');
   const result = await sandbox.exec(script, { timeoutMs: 120_000, ...(patch === undefined ? {} : { stdin: Buffer.from(patch) }) });
-  const baseCommit = options.baseCommit ?? result.stdout.toString().trim();
+  const mark = options.then === undefined ? -1 : result.stdout.indexOf(`\n${THEN_MARK}\n`);
+  const thenOutput = mark >= 0 ? { thenOutput: result.stdout.subarray(mark + THEN_MARK.length + 2) } : {};
+  const baseCommit = options.baseCommit ?? result.stdout.subarray(0, mark >= 0 ? mark : undefined).toString().trim();
   if (result.exitCode === PATCH_DOES_NOT_APPLY && /^[0-9a-f]{40,64}$/.test(baseCommit)) {
     return { baseCommit, stash, patchError: result.stderr.toString().trim().slice(-2000) || 'git apply failed' };
   }
+  // The `then` command failing is its caller's to find out (it runs it again alone).
+  if (result.exitCode === THEN_FAILED && mark >= 0) return { baseCommit, stash };
   if (result.exitCode !== 0) {
     throw new SwerlError('ERR_SWERL_SANDBOX', `reading or creating the base commit failed (exit ${result.exitCode}): ${result.output.trim().slice(-2000)}`);
   }
-  return { baseCommit, stash };
+  return { baseCommit, stash, ...thenOutput };
 }
 
 /** The agent's patch: every change in the work tree against the base, binary-safe. */

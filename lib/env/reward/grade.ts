@@ -50,15 +50,17 @@ function restoreLines(baseCommit: string, paths: readonly string[]): string[] {
   if (paths.length === 0) return [];
   return [
     `base=${shellQuote(baseCommit)}`,
+    // dirname for git's paths (relative, no trailing slash) without a process.
+    'parent() { case $1 in */*) up=${1%/*} ;; *) up=. ;; esac; }',
     'restore() {',
     // A folder on the way that is a symlink (tests -> elsewhere) would take the file elsewhere.
-    '  d=$(dirname -- "$1")',
-    '  while [ "$d" != . ] && [ "$d" != / ]; do [ -L "$d" ] && { rm -f -- "$d" || return 1; }; d=$(dirname -- "$d"); done',
+    '  parent "$1"; d=$up',
+    '  while [ -n "$d" ] && [ "$d" != . ]; do [ -L "$d" ] && { rm -f -- "$d" || return 1; }; parent "$d"; d=$up; done',
     '  rm -rf -- "$1" || return 1',
     '  entry=$(git ls-tree "$base" -- "$1") || return 1',
     '  [ -n "$entry" ] || return 0',
     '  mode=${entry%% *}',
-    '  mkdir -p -- "$(dirname -- "$1")" || return 1',
+    '  parent "$1"; [ "$up" = . ] || mkdir -p -- "$up" || return 1',
     '  case $mode in',
     '    120000) ln -s -- "$(git cat-file blob "$base:$1")" "$1" ;;',
     '    100755) git cat-file blob "$base:$1" > "$1" && chmod 755 -- "$1" ;;',
@@ -85,19 +87,21 @@ export async function restoreFromBase(sandbox: Sandbox, baseCommit: string, path
 const LIST_MARK = '--swerl-ls-files--';
 
 /**
+ * What the candidate changed against `base`, as one command: -z --name-status ("A\0path\0M\0path\0…",
+ * whether a file is new or deleted comes with it), the mark in a status's place, then every
+ * tracked file. gradePatch runs it with the patch's application (prepareRepository's `then`).
+ */
+const changeListing = (base: string) => `${GIT} add -A && git diff --cached --name-status -z --no-renames ${shellQuote(base)} && printf '%s\\0' ${LIST_MARK} && git ls-files -z`;
+
+/**
  * The test infrastructure the candidate changed (test-infrastructure.ts), and nothing else of
- * its changes: the paths grading reverts to the base.
+ * its changes: the paths grading reverts to the base. The listing is `prepared.thenOutput` when
+ * prepareRepository ran changeListing, else a command of its own.
  */
 export async function changedTestInfrastructure(sandbox: Sandbox, prepared: PreparedRepository): Promise<string[]> {
   const base = prepared.baseCommit;
-  // One command: -z --name-status ("A\0path\0M\0path\0…", whether a file is new or deleted
-  // comes with it), the mark in a status's place, then every tracked file.
-  const listing = await mustRun(
-    sandbox,
-    `${GIT} add -A && git diff --cached --name-status -z --no-renames ${shellQuote(base)} && printf '%s\\0' ${LIST_MARK} && git ls-files -z`,
-    'listing the changed files',
-  );
-  const fields = listing.stdout.toString().split('\0');
+  const listing = prepared.thenOutput ?? (await mustRun(sandbox, changeListing(base), 'listing the changed files')).stdout;
+  const fields = listing.toString().split('\0');
   let mark = 0;
   while (mark < fields.length && fields[mark] !== LIST_MARK) mark += 2;
   if (mark >= fields.length) throw new SwerlError('ERR_SWERL_SANDBOX', 'listing the changed files gave no file list');
@@ -131,30 +135,49 @@ export async function revertTestInfrastructure(sandbox: Sandbox, task: Task, pre
  * patched (a row's test_patch). One sandbox command but for image rows' stashed paths.
  */
 export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: PreparedRepository, revert: readonly string[] = []): Promise<void> {
+  await placeByLines(sandbox, task, prepared, revert, await hiddenTestLines(task, prepared, revert));
+}
+
+const PLACING = 'putting the hidden tests in place';
+
+/** The shell lines that put the hidden tests in, or null for image rows (their stashed paths come from the host). */
+async function hiddenTestLines(task: Task, prepared: PreparedRepository, revert: readonly string[]): Promise<string[] | null> {
   const hidden = task.hiddenTests;
   const restore = [...revert, ...(task.harnessFiles ?? [])];
-  const what = 'putting the hidden tests in place';
   switch (hidden.kind) {
     case 'files': {
       const writes = await Promise.all(hidden.paths.map(async (rel) => [
-        `mkdir -p -- "$(dirname -- ${shellQuote(rel)})" || exit 1`,
+        ...(path.posix.dirname(rel) === '.' ? [] : [`mkdir -p -- ${shellQuote(path.posix.dirname(rel))} || exit 1`]),
         ...heredocBytes(await fs.readFile(path.join(hidden.dir, rel)), `> ${shellQuote(rel)} || exit 1`),
       ]));
-      await runScript(sandbox, [...restoreLines(prepared.baseCommit, [...restore, ...hidden.paths]), ...writes.flat()], what);
-      return;
+      return [...restoreLines(prepared.baseCommit, [...restore, ...hidden.paths]), ...writes.flat()];
     }
     case 'patch':
-      await runScript(sandbox, [
+      return [
         ...restoreLines(prepared.baseCommit, [...restore, ...patchedPaths(hidden.patch, { old: true })]),
         ...heredocBytes(hidden.patch, '| git apply --whitespace=nowarn - || exit 1'),
-      ], what);
-      return;
+      ];
     case 'image-paths':
-      await restoreFromBase(sandbox, prepared.baseCommit, restore, what);
-      await restoreStash(sandbox, prepared.stash, hidden.moves);
-      return;
+      return null;
   }
 }
+
+/** Places the hidden tests by their lines (a command of their own), or for image rows from the stash. */
+async function placeByLines(sandbox: Sandbox, task: Task, prepared: PreparedRepository, revert: readonly string[], lines: string[] | null): Promise<void> {
+  if (lines !== null) return runScript(sandbox, lines, PLACING);
+  const hidden = task.hiddenTests as Extract<Task['hiddenTests'], { kind: 'image-paths' }>;
+  await restoreFromBase(sandbox, prepared.baseCommit, [...revert, ...(task.harnessFiles ?? [])], PLACING);
+  await restoreStash(sandbox, prepared.stash, hidden.moves);
+}
+
+/**
+ * Placement lines up to this size go into the test run's own command (an argument: Linux takes
+ * 128 KiB in one, and the guard's source is in it too); larger ones get a command of their own.
+ */
+const MAX_INLINE_BYTES = 48 * 1024;
+/** The exit status of a test run whose `before` lines failed, with NOT_PLACED on its stderr. */
+const BEFORE_FAILED = 96;
+const NOT_PLACED = 'swerl: the lines before the tests failed';
 
 /** A test run as grading reads it: the command's result, the parsed log, and the guard's word. */
 export interface TestRun {
@@ -165,6 +188,8 @@ export interface TestRun {
    * runner has no guard (django's, sympy's) or the caller ran without one.
    */
   tampering: string[] | null;
+  /** runTests' `before` lines failed (their output's tail); no test ran. */
+  notPlaced?: string;
 }
 
 /**
@@ -173,19 +198,25 @@ export interface TestRun {
  * task's (test-time scaling runs its own tests this way); `guard: false` runs the command as
  * it comes (the hack suites prove with it what an unguarded grader would have paid).
  */
-export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat; guard?: boolean }): Promise<TestRun> {
+export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat; guard?: boolean; before?: readonly string[] }): Promise<TestRun> {
   const format = options.logFormat ?? task.logFormat;
   const runner = options.guard === false || task.guard === false ? null : guardRunnerOf(format);
   const guard = runner ? makeGuard(runner, task.workdir) : null;
   const install = guard
     ? [`mkdir -m 700 ${shellQuote(guard.dir)} || exit 1`, ...heredocBytes(guard.file.contents, `> ${shellQuote(`${guard.dir}/${guard.file.name}`)} || exit 1`), guard.exports].join('\n') + '\n'
     : '';
-  const command = `${install}HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
+  // `before` (the hidden tests' placement, in the work tree) in a subshell of its own: its
+  // failure is told apart from the tests' by status and message.
+  const before = options.before?.length ? `(\n${options.before.join('\n')}\n) || { echo ${shellQuote(NOT_PLACED)} >&2; exit ${BEFORE_FAILED}; }\n` : '';
+  const command = `${before}${install}HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
   const run = await sandbox.exec(command, {
     timeoutMs: options.timeoutMs,
     maxOutputBytes: 64 * 1024 ** 2,
     env: { PYTHONNOUSERSITE: '1', PYTHONDONTWRITEBYTECODE: '1' },
   });
+  if (before && run.exitCode === BEFORE_FAILED && run.stderr.toString().includes(NOT_PLACED)) {
+    return { run, statuses: new Map(), tampering: null, notPlaced: run.output.trim().slice(-2000) };
+  }
   const statuses = parseTestLog(format, run.output);
   if (!guard) return { run, statuses, tampering: null };
   const text = await sandbox.readFile(guard.record).then((b) => b.toString('utf8'), () => '');
@@ -217,15 +248,21 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
   const spec = await taskSandboxSpec(task, options.label);
   const sandbox = await backend.create(spec);
   try {
-    const prepared = await prepareRepository(sandbox, task, { patch, ...(options.apply ? { apply: options.apply } : {}), ...(spec.baseCommit ? { baseCommit: spec.baseCommit } : {}) });
+    // The patch applied and the changes listed in one command (HEAD is the base there).
+    const prepared = await prepareRepository(sandbox, task, { patch, then: changeListing('HEAD'), ...(options.apply ? { apply: options.apply } : {}), ...(spec.baseCommit ? { baseCommit: spec.baseCommit } : {}) });
     if (prepared.patchError !== undefined) return { ...zero(`the patch does not apply to a fresh copy of the repository: ${prepared.patchError}`), notApplied: prepared.patchError };
+    // The hidden tests' placement goes into the test run's command where it is small enough.
+    let inline: string[] | null = null;
     try {
       reverted = await changedTestInfrastructure(sandbox, prepared);
-      await placeHiddenTests(sandbox, task, prepared, reverted);
+      const lines = await hiddenTestLines(task, prepared, reverted);
+      if (lines !== null && Buffer.byteLength(lines.join('\n')) <= MAX_INLINE_BYTES) inline = lines;
+      else await placeByLines(sandbox, task, prepared, reverted, lines);
     } catch (error) {
       return zero(`could not put the hidden tests in place: ${(error as Error).message}`);
     }
-    const { run, statuses, tampering } = await runTests(sandbox, task, options);
+    const { run, statuses, tampering, notPlaced } = await runTests(sandbox, task, { ...options, ...(inline ? { before: inline } : {}) });
+    if (notPlaced !== undefined) return zero(`could not put the hidden tests in place: ${notPlaced}`);
     const log = run.output.length > LOG_TAIL ? run.output.slice(-LOG_TAIL) : run.output;
     if (run.timedOut) return { ...zero(`the tests ran longer than ${options.timeoutMs / 1000} s`, log), timedOut: true };
     if (statuses.size === 0) return zero(`the test command exited ${run.exitCode} and reported no test results`, log);

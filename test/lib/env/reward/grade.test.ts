@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { applyPatch, prepareRepository } from '../../../../lib/env/repo.js';
-import { gradePatch, placeHiddenTests } from '../../../../lib/env/reward/grade.js';
+import { gradePatch, placeHiddenTests, runTests } from '../../../../lib/env/reward/grade.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../../lib/env/task.js';
@@ -109,18 +109,68 @@ function countingBackend() {
   return { backend: counting, commands };
 }
 
-t.test("grading takes five sandbox commands: prepare and apply, list, put the tests in, run them, read the guard's record", async (t) => {
+t.test("grading takes three sandbox commands: apply and list the changes, put the tests in and run them, read the guard's record", async (t) => {
   const task = await folderTask(t);
   const { backend: counting, commands } = countingBackend();
   const result = await gradePatch(counting, task, GOLD, { timeoutMs: 60_000 });
   t.equal(result.reward, 1, result.reason);
-  t.equal(commands.length, 5, commands.map((c) => c.split('\n')[0]).join(' | '));
+  t.equal(commands.length, 3, commands.map((c) => c.split('\n')[0]).join(' | '));
+  t.notOk(commands.some((c) => /git init/.test(c)), 'the base commit came with the sandbox');
 
   commands.length = 0;
   const broken = await gradePatch(counting, task, GOLD.replace('return a - b', 'return a * b'), { timeoutMs: 60_000 });
   t.equal(broken.reward, 0);
   t.match(broken.reason, /^the patch does not apply to a fresh copy of the repository: .*patch (does not apply|failed)/s, broken.reason);
   t.equal(commands.length, 1, 'a patch that does not apply ends grading at the first command');
+});
+
+t.test("runTests' before lines: run first, in the same command; their failure is told apart from the tests' own exit status", async (t) => {
+  const task = await folderTask(t);
+  const sandbox = await backend.create({ repoDir: task.repoDir!, workdir: task.workdir });
+  try {
+    const prepared = await prepareRepository(sandbox, task);
+    await placeHiddenTests(sandbox, task, prepared);
+    const placed = await runTests(sandbox, task, { timeoutMs: 60_000, before: ['echo placed > pkg/tests/marker.txt || exit 1'] });
+    t.equal(placed.notPlaced, undefined);
+    t.equal(placed.statuses.get('pkg/tests/test_core.py::test_add_zero'), 'PASSED', 'the tests ran after it');
+    t.equal((await sandbox.readFile('pkg/tests/marker.txt')).toString(), 'placed\n');
+    const failed = await runTests(sandbox, task, { timeoutMs: 60_000, before: ['echo cannot place >&2', 'exit 1'] });
+    t.match(failed.notPlaced, /cannot place/, 'a failing line: no test ran');
+    t.equal(failed.statuses.size, 0);
+    // A test command that exits 96 itself is the tests' failure, not the placement's.
+    const own = await runTests(sandbox, task, { timeoutMs: 60_000, before: ['true'], command: 'echo tests ran; exit 96' });
+    t.equal(own.notPlaced, undefined);
+    t.equal(own.run.exitCode, 96);
+  } finally {
+    await sandbox.destroy();
+  }
+});
+
+t.test('a candidate that makes the tests folder a file: the hidden tests cannot go in, 0 with the reason', async (t) => {
+  const result = await grade(await folderTask(t), null, 'rm -rf pkg/tests && echo x > pkg/tests');
+  t.equal(result.reward, 0);
+  t.match(result.reason, /^could not put the hidden tests in place: /, result.reason);
+});
+
+t.test("prepareRepository's then: its output after the patch applies, in the same command; its failure left to the caller", async (t) => {
+  const task = await folderTask(t);
+  const sandbox = await backend.create({ repoDir: task.repoDir!, workdir: task.workdir });
+  try {
+    const listed = await prepareRepository(sandbox, task, { patch: GOLD, then: 'git diff --name-only HEAD' });
+    t.match(listed.baseCommit, /^[0-9a-f]{40}$/);
+    t.equal(listed.thenOutput?.toString(), 'pkg/core.py\n', 'what the patch changed, against HEAD (the base)');
+  } finally {
+    await sandbox.destroy();
+  }
+  const again = await backend.create({ repoDir: task.repoDir!, workdir: task.workdir });
+  try {
+    const failed = await prepareRepository(again, task, { patch: GOLD, then: 'echo partial; exit 3' });
+    t.equal(failed.thenOutput, undefined, 'a failing then gives no output');
+    t.equal(failed.patchError, undefined, 'the patch itself applied');
+    t.equal((await again.readFile('pkg/core.py')).toString().includes('a + b'), true);
+  } finally {
+    await again.destroy();
+  }
 });
 
 t.test('hidden test files arrive byte for byte: the heredoc delimiter, bytes that are not UTF-8', async (t) => {
