@@ -18,6 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { GIT } from './git.js';
+import { SCRATCH } from './sandbox/local-bounds.js';
+import { OWNER_TAG } from './sandbox/owner.js';
 import { shellQuote } from './sandbox/sandbox.js';
 import { runToCompletion } from './sandbox/spawner.js';
 import type { TarEntry } from './sandbox/tar.js';
@@ -76,7 +78,8 @@ function entriesOf(dir: string, prefix: string): TarEntry[] {
 }
 
 async function make(repoDir: string, gitignore: string | undefined): Promise<BaseSnapshot | null> {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'swerl-base-'));
+  // Owner-tagged: a run killed here leaves it to the next local backend's reap.
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH}${OWNER_TAG}-`));
   try {
     const work = path.join(scratch, 'w');
     const script = [

@@ -48,6 +48,11 @@ export function describeBounds(b: LocalBounds): string {
  * a process killed mid-probe leaves it (and maybe its mount) for removeOrphanDisks.
  */
 const PROBE = 'swerl-disk-probe-';
+/**
+ * The prefix of a host scratch folder in the temporary directory, `swerl-scratch-<owner>-…`
+ * (base-commit.ts's): swept with the probes' once its owner is gone.
+ */
+export const SCRATCH = 'swerl-scratch-';
 
 /** Mounts and unmounts a small image for real: root in a container may still have no loop devices. */
 function probeDisk(): LocalBounds['disk'] {
@@ -189,7 +194,7 @@ export async function unmountDiskAsync(id: string): Promise<void> {
 
 /**
  * What processes now gone (a run killed) left of their disks: mounts and their records, records
- * half-written, and disk probes' folders. Other live processes' disks are theirs, whatever state
+ * half-written, disk probes' folders and scratch folders. Other live processes' disks are theirs, whatever state
  * their folders are in (a create or a destroy under way renames them); a record removed under
  * this sweep by its owner is passed over.
  */
@@ -202,7 +207,7 @@ export function removeOrphanDisks(): void {
   }
   removeOrphanDrafts(names.filter((name) => name.startsWith(RECORD_DRAFT)));
   unmountOrphanRecords(names.filter((name) => name.endsWith('.dir')));
-  removeOrphanProbes();
+  removeOrphanTmp();
 }
 
 /** Records' drafts of processes killed before the rename: nothing was mounted on their mountpoints yet. */
@@ -243,16 +248,16 @@ function olderThanAMinute(file: string): boolean {
   }
 }
 
-/** Disk probes' folders whose process is gone (its mount, if any, went with its record above). */
-function removeOrphanProbes(): void {
+/** Disk probes' and scratch folders whose process is gone (a probe's mount, if any, went with its record above). */
+function removeOrphanTmp(): void {
   let names: string[];
   try {
-    names = readdirSync(os.tmpdir()).filter((name) => name.startsWith(PROBE));
+    names = readdirSync(os.tmpdir()).filter((name) => name.startsWith(PROBE) || name.startsWith(SCRATCH));
   } catch {
     return;
   }
   for (const name of names) {
-    const rest = name.slice(PROBE.length);
+    const rest = name.slice((name.startsWith(PROBE) ? PROBE : SCRATCH).length);
     const abandoned = ownerTagOf(rest) === null ? olderThanAMinute(path.join(os.tmpdir(), name)) : !taggedOwnerAlive(rest);
     if (!abandoned) continue;
     unmountDisk(name);

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { containmentSuite } from './containment.js';
-import { localBounds } from '../../../../lib/env/sandbox/local-bounds.js';
+import { localBounds, SCRATCH } from '../../../../lib/env/sandbox/local-bounds.js';
 
 const root = t.testdir({ root: {} }) + '/root';
 /** Where sandbox disks are mounted and recorded (local-bounds.ts). */
@@ -165,14 +165,16 @@ t.test('a reap removes what dead processes left of disks: records without a moun
   // A create killed between its record's draft and its rename: a mountpoint and a draft.
   mkdirSync(path.join(DISKS, `${id}-b`));
   writeFileSync(path.join(DISKS, `.draft-${deadTag}-${id}-b`), `${root}/${id}-b\n`);
-  // A disk probe killed mid-probe, and one of this live process.
+  // A disk probe killed mid-probe, and one of this live process; a base commit's scratch folder the same (base-commit.ts).
   const probe = (tag: string) => path.join(os.tmpdir(), `swerl-disk-probe-${tag}-${id}`);
+  const scratch = (tag: string) => path.join(os.tmpdir(), `${SCRATCH}${tag}-${id}`);
   for (const tag of [deadTag, OWNER_TAG]) {
     mkdirSync(probe(tag));
     writeFileSync(path.join(probe(tag), 'disk.img'), Buffer.alloc(4096));
+    mkdirSync(path.join(scratch(tag), 'w', '.git'), { recursive: true });
   }
   t.teardown(() => {
-    for (const tag of [deadTag, OWNER_TAG]) spawnSync('rm', ['-rf', probe(tag)]);
+    for (const tag of [deadTag, OWNER_TAG]) spawnSync('rm', ['-rf', probe(tag), scratch(tag)]);
   });
   const live = [path.join(DISKS, `${id}-live.dir`), path.join(DISKS, `.draft-${OWNER_TAG}-${id}-live`)];
   for (const file of live) writeFileSync(file, `${root}/${id}-live\n${OWNER_TAG.replace('.', '\n')}\n`);
@@ -183,6 +185,8 @@ t.test('a reap removes what dead processes left of disks: records without a moun
   t.notOk(existsSync(path.join(DISKS, `${id}-b`)), 'and its empty mountpoint');
   t.notOk(existsSync(probe(deadTag)), "a dead process's disk probe");
   t.ok(existsSync(probe(OWNER_TAG)), "a live process's probe stays");
+  t.notOk(existsSync(scratch(deadTag)), "a dead process's scratch folder");
+  t.ok(existsSync(scratch(OWNER_TAG)), "a live process's scratch folder stays");
   t.ok(live.every((file) => existsSync(file)), "a live process's record and draft stay");
 });
 
