@@ -11,30 +11,14 @@ import { baseSnapshot } from '../../../lib/env/base-commit.js';
 import { prepareRepository, taskSandboxSpec } from '../../../lib/env/repo.js';
 import { gradePatch } from '../../../lib/env/reward/grade.js';
 import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
-import type { Sandbox, SandboxBackend } from '../../../lib/env/sandbox/sandbox.js';
+import type { Sandbox } from '../../../lib/env/sandbox/sandbox.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { writeSweGenSuite } from '../../../lib/env/swe-gen/index.js';
 import type { Task } from '../../../lib/env/task.js';
+import { countingBackend } from '../../support/counting-backend.js';
 
 const dir = t.testdir({ root: {} });
 const backend = new LocalSandboxBackend({ root: path.join(dir, 'root') });
-
-/** The backend, counting every sandbox command by its text. */
-function counting(inner: SandboxBackend): { backend: SandboxBackend; commands: string[] } {
-  const commands: string[] = [];
-  const create = inner.create.bind(inner);
-  const wrapped = Object.create(inner) as SandboxBackend;
-  wrapped.create = async (spec) => {
-    const sandbox = await create(spec);
-    const exec = sandbox.exec.bind(sandbox);
-    sandbox.exec = (command, options) => {
-      commands.push(command);
-      return exec(command, options);
-    };
-    return sandbox;
-  };
-  return { backend: wrapped, commands };
-}
 
 const out = async (sandbox: Sandbox, command: string) => {
   const result = await sandbox.exec(command);
@@ -68,7 +52,7 @@ t.test('the overlay gives the tree a commit inside the sandbox gives, and a clea
 
 t.test('an episode starts with no sandbox command; grading of the gold patch resolves, the base laid in, not made', async (t) => {
   const task = suite.tasks[0]!;
-  const { backend: counted, commands } = counting(backend);
+  const { backend: counted, commands } = countingBackend(backend);
   const env = new SweEnv(task, counted, { prompt: 'compact', maxSteps: 4, rewardTimeoutMs: 60_000 });
   try {
     await env.reset();

@@ -12,6 +12,7 @@ import { applyPatch, prepareRepository } from '../../../../lib/env/repo.js';
 import { gradePatch, placeHiddenTests, runTests } from '../../../../lib/env/reward/grade.js';
 import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
+import { countingBackend } from '../../../support/counting-backend.js';
 import type { Task } from '../../../../lib/env/task.js';
 
 const backend = new LocalSandboxBackend({ root: t.testdir({ root: {} }) + '/root' });
@@ -93,25 +94,9 @@ t.test('a row-style test patch over tests inside the package', async (t) => {
   t.equal(rigged.reward, 1, "the candidate's copy of the test file is restored before the patch applies");
 });
 
-/** The backend, counting the commands run in the sandboxes it makes. */
-function countingBackend() {
-  const commands: string[] = [];
-  const counting = Object.create(backend) as typeof backend;
-  counting.create = async (spec) => {
-    const sandbox = await backend.create(spec);
-    const exec = sandbox.exec.bind(sandbox);
-    sandbox.exec = (command, options) => {
-      commands.push(command);
-      return exec(command, options);
-    };
-    return sandbox;
-  };
-  return { backend: counting, commands };
-}
-
 t.test("grading takes three sandbox commands: apply and list the changes, put the tests in and run them, read the guard's record", async (t) => {
   const task = await folderTask(t);
-  const { backend: counting, commands } = countingBackend();
+  const { backend: counting, commands } = countingBackend(backend);
   const result = await gradePatch(counting, task, GOLD, { timeoutMs: 60_000 });
   t.equal(result.reward, 1, result.reason);
   t.equal(commands.length, 3, commands.map((c) => c.split('\n')[0]).join(' | '));
