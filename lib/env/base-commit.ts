@@ -45,7 +45,7 @@ const sizes = new Map<string, number>();
 let cachedBytes = 0;
 
 /** The folder's entries by path, type, mode, size and mtime: a changed file gives another key. */
-function fingerprint(repoDir: string): { key: string; bytes: number } | null {
+function fingerprint(repoDir: string): string | null {
   const hash = createHash('sha256');
   let bytes = 0;
   let entries = 0;
@@ -60,7 +60,7 @@ function fingerprint(repoDir: string): { key: string; bytes: number } | null {
     }
     return true;
   };
-  return walk('') ? { key: hash.digest('hex'), bytes } : null;
+  return walk('') ? hash.digest('hex') : null;
 }
 
 /** The tar entries of `dir` (folders first, then their contents), named under `prefix`. */
@@ -119,7 +119,7 @@ async function make(repoDir: string, gitignore: string | undefined): Promise<Bas
 export function baseSnapshot(repoDir: string, gitignore: string | undefined): Promise<BaseSnapshot | null> {
   const print = fingerprint(repoDir);
   if (print === null) return Promise.resolve(null);
-  const key = createHash('sha256').update(`${path.resolve(repoDir)}\0${print.key}\0${gitignore ?? '\u0000none'}`).digest('hex');
+  const key = createHash('sha256').update(`${path.resolve(repoDir)}\0${print}\0${gitignore ?? '\u0000none'}`).digest('hex');
   let found = cache.get(key);
   if (found) {
     cache.delete(key);
