@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -44,23 +45,29 @@ const cache = new Map<string, Promise<BaseSnapshot | null>>();
 const sizes = new Map<string, number>();
 let cachedBytes = 0;
 
-/** The folder's entries by path, type, mode, size and mtime: a changed file gives another key. */
-function fingerprint(repoDir: string): string | null {
+/**
+ * The folder's entries by path, type, mode, size and mtime: a changed file gives another key.
+ * Asynchronous, each folder's entries stated together: a sandbox is made for every episode,
+ * and a walk of thousands of files must not hold the event loop (the model's other episodes).
+ */
+async function fingerprint(repoDir: string): Promise<string | null> {
   const hash = createHash('sha256');
   let bytes = 0;
   let entries = 0;
-  const walk = (rel: string): boolean => {
-    for (const entry of readdirSync(path.join(repoDir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
-      const stat = lstatSync(path.join(repoDir, child));
-      bytes += stat.size;
-      if (++entries > MAX_REPO_ENTRIES || bytes > MAX_REPO_BYTES) return false;
+  const walk = async (rel: string): Promise<boolean> => {
+    const names = (await fs.readdir(path.join(repoDir, rel))).sort();
+    if ((entries += names.length) > MAX_REPO_ENTRIES) return false;
+    const children = names.map((name) => (rel ? `${rel}/${name}` : name));
+    const stats = await Promise.all(children.map((child) => fs.lstat(path.join(repoDir, child))));
+    for (const [i, child] of children.entries()) {
+      const stat = stats[i]!;
+      if ((bytes += stat.size) > MAX_REPO_BYTES) return false;
       hash.update(`${child}\0${stat.mode}\0${stat.size}\0${stat.mtimeMs}\n`);
-      if (entry.isDirectory() && !walk(child)) return false;
+      if (stat.isDirectory() && !(await walk(child))) return false;
     }
     return true;
   };
-  return walk('') ? hash.digest('hex') : null;
+  return (await walk('')) ? hash.digest('hex') : null;
 }
 
 /** The tar entries of `dir` (folders first, then their contents), named under `prefix`. */
@@ -116,9 +123,9 @@ async function make(repoDir: string, gitignore: string | undefined): Promise<Bas
  * sandbox; null when the repository is too large to hold, or git failed here (the sandbox then
  * commits it itself, as prepareRepository does for any work tree without a HEAD).
  */
-export function baseSnapshot(repoDir: string, gitignore: string | undefined): Promise<BaseSnapshot | null> {
-  const print = fingerprint(repoDir);
-  if (print === null) return Promise.resolve(null);
+export async function baseSnapshot(repoDir: string, gitignore: string | undefined): Promise<BaseSnapshot | null> {
+  const print = await fingerprint(repoDir);
+  if (print === null) return null;
   const key = createHash('sha256').update(`${path.resolve(repoDir)}\0${print}\0${gitignore ?? '\u0000none'}`).digest('hex');
   let found = cache.get(key);
   if (found) {

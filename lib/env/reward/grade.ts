@@ -135,13 +135,20 @@ export async function revertTestInfrastructure(sandbox: Sandbox, task: Task, pre
  * patched (a row's test_patch). One sandbox command but for image rows' stashed paths.
  */
 export async function placeHiddenTests(sandbox: Sandbox, task: Task, prepared: PreparedRepository, revert: readonly string[] = []): Promise<void> {
-  await placeByLines(sandbox, task, prepared, revert, await hiddenTestLines(task, prepared, revert));
+  await place(sandbox, prepared, await hiddenTestPlacement(task, prepared, revert));
 }
 
 const PLACING = 'putting the hidden tests in place';
 
-/** The shell lines that put the hidden tests in, or null for image rows (their stashed paths come from the host). */
-async function hiddenTestLines(task: Task, prepared: PreparedRepository, revert: readonly string[]): Promise<string[] | null> {
+/**
+ * How the hidden tests go in: shell lines (a command of their own, or the test run's `before`),
+ * or for image rows the base's files restored and the stashed paths moved back from the host.
+ */
+type Placement =
+  | { kind: 'lines'; lines: string[] }
+  | { kind: 'stash'; restore: string[]; moves: { from: string; to: string }[] };
+
+async function hiddenTestPlacement(task: Task, prepared: PreparedRepository, revert: readonly string[]): Promise<Placement> {
   const hidden = task.hiddenTests;
   const restore = [...revert, ...(task.harnessFiles ?? [])];
   switch (hidden.kind) {
@@ -150,24 +157,26 @@ async function hiddenTestLines(task: Task, prepared: PreparedRepository, revert:
         ...(path.posix.dirname(rel) === '.' ? [] : [`mkdir -p -- ${shellQuote(path.posix.dirname(rel))} || exit 1`]),
         ...heredocBytes(await fs.readFile(path.join(hidden.dir, rel)), `> ${shellQuote(rel)} || exit 1`),
       ]));
-      return [...restoreLines(prepared.baseCommit, [...restore, ...hidden.paths]), ...writes.flat()];
+      return { kind: 'lines', lines: [...restoreLines(prepared.baseCommit, [...restore, ...hidden.paths]), ...writes.flat()] };
     }
     case 'patch':
-      return [
-        ...restoreLines(prepared.baseCommit, [...restore, ...patchedPaths(hidden.patch, { old: true })]),
-        ...heredocBytes(hidden.patch, '| git apply --whitespace=nowarn - || exit 1'),
-      ];
+      return {
+        kind: 'lines',
+        lines: [
+          ...restoreLines(prepared.baseCommit, [...restore, ...patchedPaths(hidden.patch, { old: true })]),
+          ...heredocBytes(hidden.patch, '| git apply --whitespace=nowarn - || exit 1'),
+        ],
+      };
     case 'image-paths':
-      return null;
+      return { kind: 'stash', restore, moves: hidden.moves };
   }
 }
 
-/** Places the hidden tests by their lines (a command of their own), or for image rows from the stash. */
-async function placeByLines(sandbox: Sandbox, task: Task, prepared: PreparedRepository, revert: readonly string[], lines: string[] | null): Promise<void> {
-  if (lines !== null) return runScript(sandbox, lines, PLACING);
-  const hidden = task.hiddenTests as Extract<Task['hiddenTests'], { kind: 'image-paths' }>;
-  await restoreFromBase(sandbox, prepared.baseCommit, [...revert, ...(task.harnessFiles ?? [])], PLACING);
-  await restoreStash(sandbox, prepared.stash, hidden.moves);
+/** Carries a placement out in sandbox commands of its own. */
+async function place(sandbox: Sandbox, prepared: PreparedRepository, placement: Placement): Promise<void> {
+  if (placement.kind === 'lines') return runScript(sandbox, placement.lines, PLACING);
+  await restoreFromBase(sandbox, prepared.baseCommit, placement.restore, PLACING);
+  await restoreStash(sandbox, prepared.stash, placement.moves);
 }
 
 /**
@@ -255,9 +264,9 @@ export async function gradePatch(backend: SandboxBackend, task: Task, patch: str
     let inline: string[] | null = null;
     try {
       reverted = await changedTestInfrastructure(sandbox, prepared);
-      const lines = await hiddenTestLines(task, prepared, reverted);
-      if (lines !== null && Buffer.byteLength(lines.join('\n')) <= MAX_INLINE_BYTES) inline = lines;
-      else await placeByLines(sandbox, task, prepared, reverted, lines);
+      const placement = await hiddenTestPlacement(task, prepared, reverted);
+      if (placement.kind === 'lines' && Buffer.byteLength(placement.lines.join('\n')) <= MAX_INLINE_BYTES) inline = placement.lines;
+      else await place(sandbox, prepared, placement);
     } catch (error) {
       return zero(`could not put the hidden tests in place: ${(error as Error).message}`);
     }
