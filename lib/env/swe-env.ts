@@ -95,7 +95,9 @@ export class SweEnv implements Env {
     this.termination = null;
     this.graded = null;
     const spec = await taskSandboxSpec(this.task, this.options.label);
-    this.sandbox = await this.backend.create(spec);
+    // The policy's commands go to one shell living as long as the sandbox (a fork each, not a
+    // bwrap each: local-shell.ts); the grader's sandbox keeps a bwrap per command.
+    this.sandbox = await this.backend.create({ ...spec, persistentShell: true });
     try {
       this.prepared = await prepareRepository(this.sandbox, this.task, { ...(spec.baseCommit ? { baseCommit: spec.baseCommit } : {}) });
     } catch (error) {

@@ -28,6 +28,7 @@ import { guardCreate, track } from './cleanup.js';
 import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
+import { LocalShell, SHELL_IO, shellFolderSteps } from './local-shell.js';
 import { spawnProcess } from './spawner.js';
 import { tarArchive } from './tar.js';
 import { OutputCollector } from './output.js';
@@ -292,7 +293,8 @@ export class LocalSandboxBackend implements SandboxBackend {
           ...(IS_ROOT ? [['chown', ['-R', `${uid}:${uid}`, '--', work]] as [string, string[]]] : []),
         ];
       };
-      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), copy, spec.overlay ? tarArchive(spec.overlay) : undefined);
+      const fill = (folder: string): [string, string[]][] => [...copy(folder), ...(spec.persistentShell ? shellFolderSteps(folder, IS_ROOT ? uid : null) : [])];
+      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), fill, spec.overlay ? tarArchive(spec.overlay) : undefined);
       guard.checkpoint();
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');
@@ -301,7 +303,7 @@ export class LocalSandboxBackend implements SandboxBackend {
       if (repoDir === undefined) await fs.mkdir(work);
       if (IS_ROOT) await Promise.all([...(repoDir === undefined ? [fs.chown(work, uid, uid)] : []), fs.chown(tmp, uid, uid)]);
       guard.checkpoint();
-      const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp };
+      const confinement = { mountArgs: this.mountArgs, cgroup, disableUserns: this.disableUserns, work, tmp, io: spec.persistentShell ? path.join(base, 'io') : null };
       const sandbox = new LocalSandbox(id, label, workdir, dir, uid, limits, confinement, () => this.releaseUid(uid), spec.env ?? {});
       await guard.finish();
       return sandbox;
@@ -449,10 +451,54 @@ class LocalSandbox extends ExecFilesSandbox {
   ) {
     super();
     this.env = { ...baseEnvironment(id), ...specEnv };
+    this.shell = confinement.io === null ? null : new LocalShell(confinement.io, (script, handlers) => this.startShell(script, handlers), killGroup);
     this.untrack = track(this);
   }
 
+  private readonly shell: LocalShell | null;
+
   exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (this.destroyed) return Promise.reject(new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`));
+    if (this.shell && !this.shell.busy && !this.shell.broken) return this.execInShell(this.shell, command, options);
+    return this.execAlone(command, options);
+  }
+
+  /** A command in the sandbox's shell (local-shell.ts); in a bwrap of its own where the shell cannot take it. */
+  private async execInShell(shell: LocalShell, command: string, options: ExecOptions): Promise<ExecResult> {
+    const started = performance.now();
+    const output = new OutputCollector(options.maxOutputBytes ?? this.limits.maxOutputBytes);
+    const ended = await shell.run({
+      command,
+      env: { ...this.env, ...options.env, SWERL_SANDBOX: this.id },
+      cwd: options.cwd ?? this.workdir,
+      stdin: options.stdin ?? '',
+      timeoutMs: options.timeoutMs ?? this.limits.timeoutMs,
+      output,
+    });
+    if (ended === null) return this.execAlone(command, options);
+    return execResult(output, { ...ended, startedAt: started });
+  }
+
+  /** The shell's own bwrap: a command's, with the shell's folder bound read-only at SHELL_IO. */
+  private startShell(script: string, handlers: { stdout(chunk: Buffer): void }) {
+    const line = this.commandLine();
+    const [program, ...args] = [...line.slice(0, -2), '--ro-bind', this.confinement.io!, SHELL_IO, ...line.slice(-2)];
+    const environment = Object.entries({ ...this.env, SWERL_SANDBOX: this.id }).flatMap(([k, v]) => ['--setenv', k, v]);
+    return spawnProcess(
+      {
+        program: program!,
+        args: [...args, '--clearenv', ...environment, '--chdir', '/', 'sh', '-c', script],
+        detached: true,
+        env: { PATH: SANDBOX_PATH, SWERL_SANDBOX: this.id },
+        ...(IS_ROOT ? { uid: this.uid, gid: this.uid } : {}),
+        stdin: '',
+      },
+      { stdout: handlers.stdout, stderr: () => undefined },
+    );
+  }
+
+  /** A command in a bwrap of its own. */
+  private execAlone(command: string, options: ExecOptions): Promise<ExecResult> {
     if (this.destroyed) return Promise.reject(new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`));
     const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs;
     const cwd = options.cwd ?? this.workdir;
@@ -520,7 +566,7 @@ class LocalSandbox extends ExecFilesSandbox {
   private async remove(): Promise<void> {
     const running = [...this.running];
     for (const command of running) void command.pid.then(killGroup, () => undefined);
-    await Promise.all(running.map((command) => command.exit));
+    await Promise.all([...running.map((command) => command.exit), this.shell?.stop()]);
     await this.confinement.cgroup?.removeAsync();
     await unmountDiskAsync(this.id);
     const doomed = retire(this.dir);
@@ -604,6 +650,8 @@ interface Confinement {
   /** Host folders bound at the work dir and /tmp. */
   work: string;
   tmp: string;
+  /** The host folder of the sandbox's shell (local-shell.ts), bound read-only at SHELL_IO; null without one. */
+  io: string | null;
 }
 
 function countProcessesOf(uid: number): number {

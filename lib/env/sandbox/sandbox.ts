@@ -75,6 +75,14 @@ export interface SandboxSpec {
   env?: Record<string, string>;
   /** Run label; default: the process's default label (see defaultRunLabel). */
   label?: string;
+  /**
+   * Local backend: commands go to a shell that lives as long as the sandbox (local-shell.ts), a
+   * fork each instead of a bwrap each; each still starts in a fresh `sh` with only its own
+   * environment, and nothing it started outlives it. For a sandbox whose commands the policy
+   * writes (the agent's): grading keeps a bwrap per command. The docker backend runs every
+   * command as an exec of its own either way.
+   */
+  persistentShell?: boolean;
 }
 
 /** The defaults of a sandbox's limits. */
