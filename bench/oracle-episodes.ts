@@ -10,7 +10,7 @@
  *
  *   node dist/bench/oracle-episodes.js [--tasks N] [--samples N] [--concurrency N] [--out FILE]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -25,6 +25,7 @@ import { NativePolicy } from '../lib/model/native-policy.js';
 import { packageRoot } from '../lib/native.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { count, flag } from './args.js';
+import { machineCounters } from './stats.js';
 
 const tasks = count('--tasks', 48);
 const concurrency = count('--concurrency', 8);
@@ -35,20 +36,6 @@ const out = flag('--out') ?? path.join(packageRoot(), 'bench', 'results', 'oracl
 
 /** A command's kind for the table: its first two words. */
 const kindOf = (command: string) => command.trim().split(/\s+/).slice(0, 2).join(' ').slice(0, 28);
-
-/** /proc/stat's processes started since boot and CPU seconds spent (busy, all cores); null off Linux. */
-function machineCounters(): { processes: number; cpuSeconds: number } | null {
-  try {
-    const stat = readFileSync('/proc/stat', 'utf8');
-    const processes = Number(/^processes (\d+)$/m.exec(stat)![1]);
-    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
-    const ticks = /^cpu +(.*)$/m.exec(stat)![1]!.trim().split(/\s+/).map(Number);
-    const busy = ticks.slice(0, 8).reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
-    return { processes, cpuSeconds: busy / 100 };
-  } catch {
-    return null;
-  }
-}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'swerl-bench-oracle-'));
 try {

@@ -1,6 +1,7 @@
 /**
  * npm run bench:sandbox — sandbox latency and throughput: create + exec(`true`) + destroy at
- * concurrency 1, 8 and 32, per backend, and the tools' overhead over a bare exec. Prints a
+ * concurrency 1, 8 and 32, per backend; a command's cost in a bwrap of its own and in the
+ * sandbox's persistent shell (local); and the tools' overhead over a bare exec. Prints a
  * table and writes bench/results/sandbox.json.
  *
  *   node dist/bench/sandbox.js [--quick] [--backends local,docker] [--docker-socket PATH] [--out FILE]
@@ -19,6 +20,7 @@ import type { SandboxBackend } from '../lib/env/sandbox/sandbox.js';
 import { SweTools } from '../lib/env/tools/index.js';
 import { writeJsonAtomic } from '../lib/util/atomic.js';
 import { flag } from './args.js';
+import { machineCounters, median } from './stats.js';
 
 const quick = process.argv.includes('--quick');
 const backends = (flag('--backends') ?? 'local,docker').split(',');
@@ -27,6 +29,9 @@ const CONCURRENCY = [1, 8, 32];
 /** Create+exec+destroy cycles per concurrency level (spread over the workers). */
 const CYCLES = quick ? 32 : 128;
 const TOOL_CALLS = quick ? 20 : 100;
+/** Blocks of commands a way for the command cost, alternating between the two ways. */
+const COMMAND_BLOCKS = quick ? 4 : 10;
+const COMMAND_BLOCK = 20;
 const LOCAL_P50_TARGET_MS = 30;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
@@ -89,7 +94,6 @@ async function pairedMedians(n: number, bare: () => Promise<unknown>, tool: () =
       times[k]!.push(performance.now() - t0);
     }
   }
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.5);
   return [median(times[0]), median(times[1])];
 }
 
@@ -114,6 +118,57 @@ async function toolOverhead(backend: SandboxBackend, repoDir: string): Promise<O
   }
 }
 
+interface CommandRow {
+  backend: string;
+  way: string;
+  commands: number;
+  medianMs: number;
+  /** Machine-wide CPU and processes started a command (run it on an idle machine); null off Linux. */
+  cpuMs: number | null;
+  processes: number | null;
+}
+
+/**
+ * What a command (`true`) costs in a bwrap of its own and in the sandbox's persistent shell
+ * (SandboxSpec.persistentShell, the agent's sandbox), in blocks that alternate so that drift
+ * hits both ways alike.
+ */
+async function commandCost(backend: SandboxBackend, repoDir: string): Promise<CommandRow[]> {
+  const ways = [
+    { way: 'a bwrap a command', persistentShell: false },
+    { way: 'persistent shell', persistentShell: true },
+  ];
+  const sandboxes = await Promise.all(ways.map(({ persistentShell }) => backend.create({ repoDir, persistentShell })));
+  try {
+    const measured = ways.map(() => ({ times: [] as number[], cpuSeconds: 0, processes: 0, counted: true }));
+    for (const sandbox of sandboxes) for (let i = 0; i < 5; i++) await sandbox.exec('true'); // the shell started
+    for (let block = 0; block < COMMAND_BLOCKS; block++) {
+      for (const [k, sandbox] of sandboxes.entries()) {
+        const m = measured[k]!;
+        const before = machineCounters();
+        for (let i = 0; i < COMMAND_BLOCK; i++) {
+          const t0 = performance.now();
+          const r = await sandbox.exec('true');
+          m.times.push(performance.now() - t0);
+          if (r.exitCode !== 0) throw new Error(`exec(true) exited ${r.exitCode}: ${r.output}`);
+        }
+        const after = machineCounters();
+        if (before && after) {
+          m.cpuSeconds += after.cpuSeconds - before.cpuSeconds;
+          m.processes += after.processes - before.processes;
+        } else m.counted = false;
+      }
+    }
+    const n = COMMAND_BLOCKS * COMMAND_BLOCK;
+    return ways.map(({ way }, k) => {
+      const m = measured[k]!;
+      return { backend: backend.name, way, commands: n, medianMs: median(m.times), cpuMs: m.counted ? (m.cpuSeconds * 1000) / n : null, processes: m.counted ? m.processes / n : null };
+    });
+  } finally {
+    await Promise.all(sandboxes.map((sandbox) => sandbox.destroy()));
+  }
+}
+
 /** A Docker API socket: given, from DOCKER_HOST, or podman's service started for this run. */
 async function dockerSocket(): Promise<{ socketPath: string; service?: PodmanService } | { skip: string }> {
   const given = flag('--docker-socket') ?? process.env.DOCKER_HOST?.replace(/^unix:\/\//, '');
@@ -132,6 +187,7 @@ async function main() {
   writeFileSync(path.join(repoDir, 'README.md'), '# bench repo\n');
   const latency: LatencyRow[] = [];
   const overhead: OverheadRow[] = [];
+  const commands: CommandRow[] = [];
   const skipped: Record<string, string> = {};
   let service: PodmanService | undefined;
   try {
@@ -153,6 +209,7 @@ async function main() {
         latency.push(row);
         console.error(`${name} c=${concurrency}: p50 ${row.p50Ms.toFixed(1)} ms`);
       }
+      if (name === 'local') commands.push(...(await commandCost(backend, repoDir)));
       overhead.push(...(await toolOverhead(backend, repoDir)));
     }
   } finally {
@@ -167,6 +224,12 @@ async function main() {
       `${r.backend.padEnd(8)} ${String(r.concurrency).padStart(4)} ${String(r.cycles).padStart(7)} ${r.p50Ms.toFixed(1).padStart(8)} ${r.p95Ms.toFixed(1).padStart(8)} ${r.maxMs.toFixed(1).padStart(8)} ${r.throughput.toFixed(1).padStart(10)}`,
     );
   }
+  if (commands.length > 0) {
+    console.log('\na command (exec true): median wall, and machine-wide CPU and processes started a command');
+    console.log('backend  way                     commands  median ms   CPU ms  processes');
+    const shown = (x: number | null, digits: number) => (x === null ? 'n/a' : x.toFixed(digits));
+    for (const r of commands) console.log(`${r.backend.padEnd(8)} ${r.way.padEnd(22)} ${String(r.commands).padStart(9)} ${r.medianMs.toFixed(1).padStart(10)} ${shown(r.cpuMs, 1).padStart(8)} ${shown(r.processes, 2).padStart(10)}`);
+  }
   console.log('\ntool call overhead (median)');
   console.log('backend  operation                        ms    over bare ms');
   for (const r of overhead) console.log(`${r.backend.padEnd(8)} ${r.operation.padEnd(30)} ${r.medianMs.toFixed(2).padStart(7)} ${r.overheadMs.toFixed(2).padStart(10)}`);
@@ -177,11 +240,12 @@ async function main() {
   if (targets) console.log(`\ntarget: local create+exec+destroy p50 <= ${LOCAL_P50_TARGET_MS} ms: ${targets.localP50AtMost30ms ? 'met' : 'MISSED'} (${local1!.p50Ms.toFixed(1)} ms)`);
 
   await writeJsonAtomic(out, {
-    benchmark: 'sandbox create + exec(true) + destroy, and tool-call overhead',
+    benchmark: 'sandbox create + exec(true) + destroy, a command in a bwrap of its own and in the persistent shell, and tool-call overhead',
     date: new Date().toISOString(),
     device: { cpu: os.cpus()[0]?.model, logicalCores: os.cpus().length, kernel: os.release() },
     method: `${CYCLES} cycles per concurrency level after a warm-up level at 1; each cycle copies a 2-file repo in; tool overhead is the median of ${TOOL_CALLS} calls`,
     latency,
+    commands,
     overhead,
     skipped,
     targets,

@@ -24,7 +24,7 @@
  * policy owns anyway; grading keeps a bwrap per command.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -210,8 +210,13 @@ export class LocalShell {
     const script = path.join(this.io, name);
     const input = path.join(this.io, `${name}.in`);
     const environment = Object.entries(command.env).map(([key, value]) => shellQuote(`${key}=${value}`)).join(' ');
-    writeFileSync(script, `cd -- ${shellQuote(command.cwd)} || exit 1\nexec env -i ${environment} sh -c ${shellQuote(command.command)}\n`, { mode: 0o644 });
-    if (command.stdin.length > 0) writeFileSync(input, command.stdin, { mode: 0o644 });
+    // Readable by the sandbox's uid whatever this process's umask (as root, the sandbox is another user).
+    writeFileSync(script, `cd -- ${shellQuote(command.cwd)} || exit 1\nexec env -i ${environment} sh -c ${shellQuote(command.command)}\n`);
+    chmodSync(script, 0o644);
+    if (command.stdin.length > 0) {
+      writeFileSync(input, command.stdin);
+      chmodSync(input, 0o644);
+    }
     let killed = false;
     let timedOut = false;
     const stop = (): void => {

@@ -67,6 +67,14 @@ t.test('the same results as a bwrap a command, from one shell', async (t) => {
   }
   t.not((await shell.exec('exit 0', { cwd: '/no/such/folder' })).exitCode, 0, 'a folder that does not exist fails the command');
 
+  const umask = process.umask(0o077);
+  try {
+    const r = await shell.exec('cat; echo " and the script"', { stdin: 'the input' });
+    t.equal(r.output, 'the input and the script\n', 'a umask of 077 here keeps the script and its input readable there (as root: another uid)');
+  } finally {
+    process.umask(umask);
+  }
+
   await shell.writeFile('new/deep/file.txt', 'written\n');
   t.equal((await shell.readFile('/testbed/new/deep/file.txt')).toString(), 'written\n', 'write then read');
   const binary = Buffer.from([0, 255, 10, 13, 27, 128]);
