@@ -61,7 +61,9 @@ const SERVER = [
   `  i=/dev/null; [ -f ${SHELL_IO}/$n.in ] && i=${SHELL_IO}/$n.in`,
   `  (. ${SHELL_IO}/$n) <"$i" >${SHELL_IO}/o 2>${SHELL_IO}/e 3<&-`,
   '  s=$?',
-  '  kill -s KILL -1 2>/dev/null',
+  // Every process but this shell and pid 1 (kill(-1) under the kernel's task list lock: no fork
+  // escapes it). dash takes -1 after `-9`, not after `-s KILL`.
+  '  kill -9 -1 2>/dev/null',
   '  echo "$n $s"',
   'done',
 ].join('\n');
@@ -210,13 +212,6 @@ export class LocalShell {
     const script = path.join(this.io, name);
     const input = path.join(this.io, `${name}.in`);
     const environment = Object.entries(command.env).map(([key, value]) => shellQuote(`${key}=${value}`)).join(' ');
-    // Readable by the sandbox's uid whatever this process's umask (as root, the sandbox is another user).
-    writeFileSync(script, `cd -- ${shellQuote(command.cwd)} || exit 1\nexec env -i ${environment} sh -c ${shellQuote(command.command)}\n`);
-    chmodSync(script, 0o644);
-    if (command.stdin.length > 0) {
-      writeFileSync(input, command.stdin);
-      chmodSync(input, 0o644);
-    }
     let killed = false;
     let timedOut = false;
     const stop = (): void => {
@@ -227,17 +222,26 @@ export class LocalShell {
     const push = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       if (!command.output.push(stream, chunk)) stop();
     };
-    const readers = [new FifoReader(path.join(this.io, 'o'), push('stdout')), new FifoReader(path.join(this.io, 'e'), push('stderr'))];
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, command.timeoutMs);
+    const readers: FifoReader[] = [];
+    let timer: NodeJS.Timeout | undefined;
     try {
       try {
+        // Readable by the sandbox's uid whatever this process's umask (as root, the sandbox is another user).
+        writeFileSync(script, `cd -- ${shellQuote(command.cwd)} || exit 1\nexec env -i ${environment} sh -c ${shellQuote(command.command)}\n`);
+        chmodSync(script, 0o644);
+        if (command.stdin.length > 0) {
+          writeFileSync(input, command.stdin);
+          chmodSync(input, 0o644);
+        }
+        readers.push(new FifoReader(path.join(this.io, 'o'), push('stdout')), new FifoReader(path.join(this.io, 'e'), push('stderr')));
         writeSync(server.requests!, `${name}\n`);
       } catch {
-        return null; // the shell went between commands (EPIPE, or its writer closed)
+        return null; // the shell went between commands (EPIPE, or its writer closed), or its folder went with the sandbox
       }
+      timer = setTimeout(() => {
+        timedOut = true;
+        stop();
+      }, command.timeoutMs);
       let exitCode: number | null = null;
       for (let line = await this.nextLine(server); line !== null; line = await this.nextLine(server)) {
         const [answered, status] = line.split(' ');
