@@ -15,10 +15,13 @@
  * rounds, and every failure seen.
  */
 import { createSandboxBackend } from '../../lib/env/sandbox/backends.js';
+import type { SandboxSpec } from '../../lib/env/sandbox/sandbox.js';
 
-const { backend: name, options, label, mode, repo, seconds } = JSON.parse(process.env.SWERL_CHILD_SANDBOX!) as {
+const { backend: name, options, spec, label, mode, repo, seconds } = JSON.parse(process.env.SWERL_CHILD_SANDBOX!) as {
   backend: string;
   options: Record<string, unknown>;
+  /** Laid under every create's own spec (e.g. a persistent shell). */
+  spec?: SandboxSpec;
   label: string;
   mode?: 'signal-mid-create' | 'churn';
   repo?: string;
@@ -28,8 +31,8 @@ const backend = await createSandboxBackend(name, options);
 
 if (mode === 'signal-mid-create') {
   process.on('SIGTERM', () => undefined);
-  await (await backend.create({ label })).destroy(); // the backend's first start (reap, probes) out of the way
-  const signalled = backend.create({ label, repoDir: repo! });
+  await (await backend.create({ ...spec, label })).destroy(); // the backend's first start (reap, probes) out of the way
+  const signalled = backend.create({ ...spec, label, repoDir: repo! });
   process.kill(process.pid, 'SIGTERM');
   const outcome = await signalled.then(
     async (sandbox) => {
@@ -38,21 +41,21 @@ if (mode === 'signal-mid-create') {
     },
     (error: Error & { code?: string }) => ({ made: false, code: error.code, message: error.message }),
   );
-  const after = await backend.create({ label });
+  const after = await backend.create({ ...spec, label });
   const afterWorks = (await after.exec('echo alive')).output.trim() === 'alive';
   await after.destroy();
   process.stdout.write(`${JSON.stringify({ outcome, afterWorks })}\n`);
 } else if (mode === 'churn') {
   const failures: string[] = [];
   const note = (what: string) => (error: unknown) => void failures.push(`${what}: ${(error as Error).message}`);
-  const held = await Promise.all([0, 1].map(() => backend.create({ label, repoDir: repo! })));
+  const held = await Promise.all([0, 1].map(() => backend.create({ ...spec, label, repoDir: repo! })));
   await Promise.all(held.map((sandbox, i) => sandbox.writeFile('held.txt', `${sandbox.id} ${i}\n`)));
   const end = Date.now() + seconds! * 1000;
   let rounds = 0;
   // At least one round however slow the machine: the test counts rounds, not seconds.
   do {
     await Promise.all([0, 1].map(async () => {
-      const sandbox = await backend.create({ label, repoDir: repo! });
+      const sandbox = await backend.create({ ...spec, label, repoDir: repo! });
       const r = await sandbox.exec('ls >/dev/null && echo ok');
       if (r.output !== 'ok\n') failures.push(`a new sandbox answered ${JSON.stringify(r.output)}`);
       await sandbox.destroy();
@@ -67,7 +70,7 @@ if (mode === 'signal-mid-create') {
   await Promise.all(held.map((sandbox) => sandbox.destroy().catch(note('destroy'))));
   process.stdout.write(`${JSON.stringify({ rounds, failures })}\n`);
 } else {
-  const sandbox = await backend.create({ label });
+  const sandbox = await backend.create({ ...spec, label });
   void sandbox.exec('sleep 1000 & sleep 1000', { timeoutMs: 3_600_000 });
   // Give the command time to start before saying so.
   await new Promise((resolve) => setTimeout(resolve, 500));

@@ -21,8 +21,8 @@ export interface BackendUnderTest {
   name: string;
   /** A fresh backend object (a new "start" of swerl, as far as reaping goes). */
   make(limits?: Partial<SandboxLimits>): Promise<SandboxBackend>;
-  /** How to build the same backend in a child process (createSandboxBackend arguments). */
-  childSpec: { backend: string; options: Record<string, unknown> };
+  /** How to build the same backend in a child process (createSandboxBackend arguments, and what every create there adds to its spec). */
+  childSpec: { backend: string; options: Record<string, unknown>; spec?: Record<string, unknown> };
   /** Sandboxes and processes (or containers) of `label` still present, seen from outside. */
   leftovers(label: string): Promise<{ sandboxes: number; processes: number }>;
   /** Which whole-sandbox bounds this machine gives the backend (the rest are per process). */

@@ -150,7 +150,7 @@ t.test('what a command does to the shell costs it a restart, never another comma
 containmentSuite(t, {
   name: 'local with a persistent shell',
   make: async (limits) => withShell(new LocalSandboxBackend({ root, ...(limits ? { limits } : {}) })),
-  childSpec: { backend: 'local', options: { root } },
+  childSpec: { backend: 'local', options: { root }, spec: { persistentShell: true } },
   leftovers: async (label) => {
     const named = readdirSync(root).filter((d) => d.startsWith(`${label}-`));
     return { sandboxes: named.length, processes: processesOf(label) };
