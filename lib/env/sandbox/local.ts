@@ -29,7 +29,7 @@ import { hostLayout } from './host-layout.js';
 import { cgroupDirsOf, createCgroup, localBounds, mountDisk, removeCgroups, unmountDisk, unmountDiskAsync, removeOrphanDisks, type SandboxCgroup } from './local-bounds.js';
 import { execResult } from './exec-result.js';
 import { LocalShell, SHELL_IO, shellFolderSteps } from './local-shell.js';
-import { spawnProcess } from './spawner.js';
+import { spawnProcess, type SpawnHandlers } from './spawner.js';
 import { tarArchive } from './tar.js';
 import { OutputCollector } from './output.js';
 import { parseLocalOptions, type LocalSandboxOptions, type ResolvedLocalOptions } from './options.js';
@@ -469,7 +469,7 @@ class LocalSandbox extends ExecFilesSandbox {
     const output = new OutputCollector(options.maxOutputBytes ?? this.limits.maxOutputBytes);
     const ended = await shell.run({
       command,
-      env: { ...this.env, ...options.env, SWERL_SANDBOX: this.id },
+      env: this.commandEnvironment(options.env),
       cwd: options.cwd ?? this.workdir,
       stdin: options.stdin ?? '',
       timeoutMs: options.timeoutMs ?? this.limits.timeoutMs,
@@ -481,19 +481,34 @@ class LocalSandbox extends ExecFilesSandbox {
 
   /** The shell's own bwrap: a command's, with the shell's folder bound read-only at SHELL_IO. */
   private startShell(script: string, handlers: { stdout(chunk: Buffer): void }) {
+    return this.spawnInBwrap(script, { env: this.commandEnvironment(), cwd: '/', stdin: '', binds: ['--ro-bind', this.confinement.io!, SHELL_IO] }, { stdout: handlers.stdout, stderr: () => undefined });
+  }
+
+  /** A command's environment: the sandbox's, the command's own, and the sandbox's id (the reaper finds its processes by it). */
+  private commandEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...this.env, ...extra, SWERL_SANDBOX: this.id };
+  }
+
+  /** `sh -c command` in a bwrap of this sandbox's, in a process group of its own. */
+  private spawnInBwrap(command: string, how: { env: Record<string, string>; cwd: string; stdin: string | Uint8Array; binds?: string[] }, handlers: SpawnHandlers) {
     const line = this.commandLine();
-    const [program, ...args] = [...line.slice(0, -2), '--ro-bind', this.confinement.io!, SHELL_IO, ...line.slice(-2)];
-    const environment = Object.entries({ ...this.env, SWERL_SANDBOX: this.id }).flatMap(([k, v]) => ['--setenv', k, v]);
+    // Extra binds go before the root's final --remount-ro.
+    const [program, ...args] = how.binds ? [...line.slice(0, -2), ...how.binds, ...line.slice(-2)] : line;
+    // The environment is set inside bwrap after --clearenv: nothing of the host's (nor of a
+    // wrapper that injects variables into every spawn) reaches the command.
+    const environment = Object.entries(how.env).flatMap(([k, v]) => ['--setenv', k, v]);
+    // From a helper process (spawner.ts): a fork of this one, model and all, would hold the event loop.
     return spawnProcess(
       {
         program: program!,
-        args: [...args, '--clearenv', ...environment, '--chdir', '/', 'sh', '-c', script],
-        detached: true,
+        args: [...args, '--clearenv', ...environment, '--chdir', how.cwd, 'sh', '-c', command],
+        detached: true, // its own process group, killed as one
         env: { PATH: SANDBOX_PATH, SWERL_SANDBOX: this.id },
+        // As root: the sandbox's own uid (libuv also drops the supplementary groups).
         ...(IS_ROOT ? { uid: this.uid, gid: this.uid } : {}),
-        stdin: '',
+        stdin: how.stdin,
       },
-      { stdout: handlers.stdout, stderr: () => undefined },
+      handlers,
     );
   }
 
@@ -501,30 +516,17 @@ class LocalSandbox extends ExecFilesSandbox {
   private execAlone(command: string, options: ExecOptions): Promise<ExecResult> {
     if (this.destroyed) return Promise.reject(new SwerlError('ERR_SWERL_SANDBOX', `sandbox ${this.id} was destroyed`));
     const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs;
-    const cwd = options.cwd ?? this.workdir;
     const started = performance.now();
     const output = new OutputCollector(options.maxOutputBytes ?? this.limits.maxOutputBytes);
-    // The environment is set inside bwrap after --clearenv: nothing of the host's (nor of a
-    // wrapper that injects variables into every spawn) reaches the command.
-    const environment = Object.entries({ ...this.env, ...options.env, SWERL_SANDBOX: this.id }).flatMap(([k, v]) => ['--setenv', k, v]);
-    const [program, ...args] = this.commandLine();
     let pid: number | undefined;
     let stopRequested = false;
     const stop = () => {
       stopRequested = true;
       if (pid !== undefined) killGroup(pid);
     };
-    // From a helper process (spawner.ts): a fork of this one, model and all, would hold the event loop.
-    const child = spawnProcess(
-      {
-        program: program!,
-        args: [...args, '--clearenv', ...environment, '--chdir', cwd, 'sh', '-c', command],
-        detached: true, // its own process group, killed as one
-        env: { PATH: SANDBOX_PATH, SWERL_SANDBOX: this.id },
-        // As root: the sandbox's own uid (libuv also drops the supplementary groups).
-        ...(IS_ROOT ? { uid: this.uid, gid: this.uid } : {}),
-        stdin: options.stdin ?? '',
-      },
+    const child = this.spawnInBwrap(
+      command,
+      { env: this.commandEnvironment(options.env), cwd: options.cwd ?? this.workdir, stdin: options.stdin ?? '' },
       { stdout: (d) => output.push('stdout', d) || stop(), stderr: (d) => output.push('stderr', d) || stop() },
     );
     const running: RunningCommand = { pid: child.pid, exit: child.exit.then(() => undefined, () => undefined) };
