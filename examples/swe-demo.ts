@@ -33,7 +33,7 @@
  * before RL are these) and runs only the RL arms: one command to try an RL setting on the same
  * RFT checkpoints, with every number the demo reports. Where only GRPO++'s own settings differ
  * (--rl-lr, --rl-mini-batches, --rl-epochs, --rl-entropy-coef, --rl-partial-credit,
- * --rl-empty-patch-penalty, --rl-resample-rounds) and GRPO++ plays as many episodes as it did
+ * --rl-empty-patch-penalty, --rl-estimator, --rl-resample-rounds) and GRPO++ plays as many episodes as it did
  * there, the continued-RFT arm is DIR's too (the same checkpoint, tasks, episode count and
  * settings: training it again would differ only by sampling noise), so only GRPO++ runs.
  *
@@ -47,6 +47,7 @@
  *                    [--rl-entropy-coef=X]   (GRPO++'s entropy coefficient: the loss adds -X x the mixed groups' token entropy; 0 by default; a negative X needs the =)
  *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
  *                    [--rl-empty-patch-penalty X]   (GRPO++'s reward for an unresolved episode that changed no file: -X; 0 by default)
+ *                    [--rl-estimator rloo|maxrl]   (GRPO++'s advantages: DeepSWE's leave-one-out (default), or MaxRL's, which weighs a task by about 1 over its solve rate)
  *                    [--rft-continued-distinct]   (continued RFT learns each distinct resolved episode of a task once, not every copy a low-entropy policy samples)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
@@ -114,6 +115,7 @@ const { values: args } = parseArgs({
     'rl-entropy-coef': { type: 'string' },
     'rl-partial-credit': { type: 'string' },
     'rl-empty-patch-penalty': { type: 'string' },
+    'rl-estimator': { type: 'string' },
     'rft-continued-distinct': { type: 'boolean', default: false },
     from: { type: 'string' },
   },
@@ -242,6 +244,17 @@ const RL_PARTIAL_CREDIT = args['rl-partial-credit'] === undefined ? 0 : boundedN
  * editor refuses, below its attempts. Continued RFT keeps resolved episodes only: no use for it.
  */
 const RL_EMPTY_PATCH_PENALTY = args['rl-empty-patch-penalty'] === undefined ? 0 : boundedNumberArg('--rl-empty-patch-penalty', 0, 1)(args['rl-empty-patch-penalty']);
+/**
+ * GRPO++'s advantage estimator: 'rloo' (DeepSWE's leave-one-out: R minus the others' mean) or
+ * 'maxrl' (MaxRL's: (R - mean) / mean). With a 0/1 reward and one update a step, rloo's expected
+ * gradient is continued RFT's (each task's grad p; docs/swe-recipe.md): the arms can differ only
+ * by step size and noise. maxrl's is w(p) grad p, a task solved at rate p weighing from 1 (always
+ * solved) to n - 1 (rarely): a direction of its own, toward the tasks the policy seldom solves.
+ */
+const RL_ESTIMATORS = ['rloo', 'maxrl'] as const;
+const RL_ESTIMATOR = (args['rl-estimator'] ?? 'rloo') as (typeof RL_ESTIMATORS)[number];
+if (!RL_ESTIMATORS.includes(RL_ESTIMATOR)) throw new Error(`--rl-estimator is ${JSON.stringify(args['rl-estimator'])}; use one of ${RL_ESTIMATORS.join(', ')}`);
+if (RL_ESTIMATOR === 'maxrl' && RL_EMPTY_PATCH_PENALTY > 0) throw new Error(`--rl-estimator maxrl divides by a group's mean reward, and --rl-empty-patch-penalty makes rewards negative; drop one of them`);
 /** GRPO++'s passes over each step's batch (PPO epochs): more updates from the same episodes. */
 const RL_EPOCHS = intFlag('rl-epochs') ?? 1;
 /**
@@ -435,11 +448,11 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, rlEstimator: RL_ESTIMATOR, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
-const RL_SETTINGS = { top: ['rftContinuedDistinct', 'rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
+const RL_SETTINGS = { top: ['rftContinuedDistinct', 'rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty', 'rlEstimator'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 /** The settings only GRPO++ reads (of RL_SETTINGS): a continued-RFT arm run with other values of these is the one this run would train. */
-const GRPO_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty'], lr: ['rl'] };
+const GRPO_SETTINGS = { top: ['rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty', 'rlEstimator'], lr: ['rl'] };
 const omit = (o: unknown, keys: readonly string[]) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([k]) => !keys.includes(k)));
 /** What a seed's suites, SFT and RFT phases depend on: SETTINGS less what only the RL arms read. */
 const beforeRl = (settings: Record<string, unknown>) => ({ ...omit(settings, RL_SETTINGS.top), budget: omit(settings.budget, RL_SETTINGS.budget), lr: omit(settings.lr, RL_SETTINGS.lr) });
@@ -483,7 +496,7 @@ interface SeedResult {
 const resultFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'result.json');
 
 /** Settings added since runs were first recorded: a run that predates one ran with its default. */
-const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0, rftContinuedDistinct: false };
+const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0, rftContinuedDistinct: false, rlEstimator: 'rloo' };
 
 /** A finished seed's result file as written (settings it predates at their defaults), or undefined where the seed never finished. */
 async function readResult(file: string, seed: number): Promise<{ settings: Record<string, unknown>; result: SeedResult } | undefined> {
@@ -672,7 +685,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     return episodes;
   };
   const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
-    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, emptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
+    algorithm: { preset: 'grpo++', miniBatches: RL_MINI_BATCHES, epochs: RL_EPOCHS, entropyCoef: RL_ENTROPY_COEF, partialCredit: RL_PARTIAL_CREDIT, emptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, estimator: RL_ESTIMATOR, groupFilter: 'informative', resampleRounds: RL_RESAMPLE_ROUNDS },
     optimizer: { lr: LR.rl, weightDecay: 0 },
   });
   const continued = before.continued;

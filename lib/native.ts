@@ -252,7 +252,7 @@ export interface NativeAddon {
   computeAdvantages(args: {
     rewards: Float32Array;
     groups: Int32Array;
-    estimator: 'grpo' | 'drgrpo' | 'rloo';
+    estimator: 'grpo' | 'drgrpo' | 'rloo' | 'maxrl';
   }): Float32Array;
   tokenWeights(args: {
     mask: Uint8Array;

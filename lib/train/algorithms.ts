@@ -178,6 +178,12 @@ export function resolveAlgorithm(raw: unknown, responseBudget: number, field = '
     if (algorithm[grading] > 0 && algorithm.rejection)
       throw invalidArg(`${field}.${grading}`, `(${algorithm[grading]}) grades unresolved episodes, and rejection fine-tuning (${field}.rejection) trains on resolved ones only`, `remove ${grading}, or use a policy-gradient preset such as grpo++`);
   }
+  if (algorithm.estimator === 'maxrl') {
+    // maxrl divides by a group's mean reward: every setting that can make a reward negative is refused here, not at a step's advantages.
+    const negative = algorithm.emptyPatchPenalty > 0 ? 'emptyPatchPenalty' : algorithm.overlong ? 'overlong' : algorithm.truncation === 'penalize' ? 'truncation' : undefined;
+    if (negative !== undefined)
+      throw invalidArg(`${field}.estimator`, `is 'maxrl', which divides by a group's mean reward, and ${field}.${negative} makes rewards negative`, `remove ${negative}, or use the rloo estimator`);
+  }
   if (algorithm.overlong && algorithm.overlong.bufferLength > algorithm.overlong.maxLength)
     throw invalidArg(`${field}.overlong.bufferLength`, `(${algorithm.overlong.bufferLength}) exceeds maxLength (${algorithm.overlong.maxLength})`);
   return algorithm;

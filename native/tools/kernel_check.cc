@@ -482,7 +482,7 @@ void check_advantages(const at::Device& device, at::Generator& gen) {
   const int64_t n = 515;
   const at::Tensor groups = at::randint(60, {n}, gen, at::kInt);
   const at::Tensor rewards = at::where(at::rand({n}, gen, at::kDouble) < 0.5, 0.0, at::rand({n}, gen, at::kDouble)).to(at::kFloat);
-  for (const auto& [estimator, name] : {std::pair{AdvantageEstimator::Grpo, "grpo"}, {AdvantageEstimator::DrGrpo, "drgrpo"}, {AdvantageEstimator::Rloo, "rloo"}}) {
+  for (const auto& [estimator, name] : {std::pair{AdvantageEstimator::Grpo, "grpo"}, {AdvantageEstimator::DrGrpo, "drgrpo"}, {AdvantageEstimator::Rloo, "rloo"}, {AdvantageEstimator::MaxRl, "maxrl"}}) {
     // float64 reference, written per group with ATen.
     at::Tensor expected = at::zeros({n}, at::kDouble);
     const at::Tensor r64 = rewards.to(at::kDouble);
@@ -494,8 +494,11 @@ void check_advantages(const at::Device& device, at::Generator& gen) {
       const double size = double(values.numel());
       if (size < 2) continue;
       const at::Tensor centered = values - values.mean();
+      const double mean = values.mean().item<double>();
       at::Tensor a = estimator == AdvantageEstimator::Grpo ? centered / (values.std() + 1e-6)
-                   : estimator == AdvantageEstimator::DrGrpo ? centered : centered * (size / (size - 1));
+                   : estimator == AdvantageEstimator::DrGrpo ? centered
+                   : estimator == AdvantageEstimator::MaxRl ? (mean > 0 ? centered / mean : at::zeros_like(centered))
+                   : centered * (size / (size - 1));
       expected.masked_scatter_(in_group, a);
     }
     at::Tensor actual;

@@ -164,7 +164,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // --from with only GRPO++'s settings changed: continued RFT would be --from's arm over (same checkpoint, tasks, settings, episode count), so it is taken from there.
   const grpoOnlyDir = path.join(root, 'grpo-only');
-  const grpoOnly = await runTs(DEMO, [...args('1e-4', grpoOnlyDir), '--from', out, '--rl-mini-batches', '2', '--rl-entropy-coef=-0.05'], env);
+  const grpoOnly = await runTs(DEMO, [...args('1e-4', grpoOnlyDir), '--from', out, '--rl-mini-batches', '2', '--rl-entropy-coef=-0.05', '--rl-estimator', 'maxrl'], env);
   t.equal(grpoOnly.code, 0, `the GRPO++-only --from run exits 0 (last output: ${grpoOnly.output.slice(-1500)})`);
   const grpoOnlySeed = JSON.parse(readFileSync(path.join(grpoOnlyDir, 'demo.json'), 'utf8')).perSeed[0];
   if (grpoOnlySeed.summaries['grpo++'].episodes === seed.summaries['rft-continued'].episodes) {
@@ -178,7 +178,8 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     t.fail(`GRPO++ played ${grpoOnlySeed.summaries['grpo++'].episodes} episodes, --from's ${seed.summaries['rft-continued'].episodes}`);
   }
   t.ok(existsSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'checkpoints')), 'GRPO++ ran, at its own settings');
-  t.match(JSON.parse(readFileSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8')).algorithm, { miniBatches: 2, entropyCoef: -0.05 });
+  t.match(JSON.parse(readFileSync(path.join(grpoOnlyDir, 'seed-3', '4-grpo++', 'config.json'), 'utf8')).algorithm, { miniBatches: 2, entropyCoef: -0.05, estimator: 'maxrl' }, '--rl-estimator reaches GRPO++');
+  t.equal(JSON.parse(readFileSync(path.join(grpoOnlyDir, 'demo.json'), 'utf8')).rlEstimator, 'maxrl', 'and demo.json');
   const nowhere = await runTs(DEMO, [...args('1e-4', path.join(root, 'nowhere')), '--from', path.join(root, 'missing')], env);
   t.not(nowhere.code, 0, 'a --from that does not exist is refused');
   t.match(nowhere.output, /--from is .*missing: no such directory; give the --dir of a finished demo:swe run/);
@@ -213,6 +214,13 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   const badPenalty = await runTs(DEMO, [...args('5e-5'), '--rl-empty-patch-penalty=-0.5'], env);
   t.not(badPenalty.code, 0, 'a negative empty-patch penalty (a reward for submitting nothing) is refused');
   t.match(badPenalty.output, /--rl-empty-patch-penalty is "-0.5"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
+  const badEstimator = await runTs(DEMO, [...args('5e-5'), '--rl-estimator', 'grpo'], env);
+  t.not(badEstimator.code, 0, 'an estimator the demo does not offer is refused');
+  t.match(badEstimator.output, /--rl-estimator is "grpo"; use one of rloo, maxrl/, 'naming the flag and the choices');
+  const negativeMaxrl = await runTs(DEMO, [...args('5e-5'), '--rl-estimator', 'maxrl', '--rl-empty-patch-penalty', '0.25'], env);
+  t.not(negativeMaxrl.code, 0, 'maxrl with an empty-patch penalty (a negative reward) is refused');
+  t.match(negativeMaxrl.output, /--rl-estimator maxrl divides by a group's mean reward, and --rl-empty-patch-penalty makes rewards negative/, 'naming both flags');
+  t.notMatch(negativeMaxrl.output, /oracle:/, 'before any phase runs');
   const badSource = await runTs(DEMO, [...args('5e-5'), '--sft-tasks', 'held-out'], env);
   t.not(badSource.code, 0, 'an unknown --sft-tasks is refused');
   t.match(badSource.output, /--sft-tasks is "held-out"; use one of default, tiers/, 'naming the flag and the choices');

@@ -15,7 +15,8 @@ AdvantageEstimator estimator_of(const std::string& name) {
   if (name == "grpo") return AdvantageEstimator::Grpo;
   if (name == "drgrpo") return AdvantageEstimator::DrGrpo;
   if (name == "rloo") return AdvantageEstimator::Rloo;
-  throw_invalid("estimator must be 'grpo', 'drgrpo' or 'rloo'");
+  if (name == "maxrl") return AdvantageEstimator::MaxRl;
+  throw_invalid("estimator must be 'grpo', 'drgrpo', 'rloo' or 'maxrl'");
 }
 
 Aggregation aggregation_of(const std::string& name) {

@@ -20,9 +20,7 @@ std::vector<int32_t> dense_group_index(const int32_t* groups, int64_t n, int32_t
 
 std::vector<float> compute_advantages(const float* rewards, const int32_t* groups, int64_t n,
                                       AdvantageEstimator estimator) {
-  if (estimator != AdvantageEstimator::Grpo && estimator != AdvantageEstimator::DrGrpo &&
-      estimator != AdvantageEstimator::Rloo)
-    throw_invalid("unknown advantage estimator");
+  if (!is_advantage_estimator(estimator)) throw_invalid("unknown advantage estimator");
   int32_t num_groups = 0;
   const std::vector<int32_t> g = dense_group_index(groups, n, &num_groups);
 
@@ -46,7 +44,7 @@ std::vector<float> compute_advantages(const float* rewards, const int32_t* group
       out[i] = 0.0f;
       continue;
     }
-    out[i] = advantage_of(estimator, centered, size, sq_dev[k]);
+    out[i] = advantage_of(estimator, centered, size, mean[k], sq_dev[k]);
   }
   return out;
 }

@@ -35,7 +35,7 @@ __global__ void advantages_kernel(const float* __restrict__ rewards,
       sq_dev += d * d;
     }
   }
-  out[i] = advantage_of(estimator, rewards[i] - mean, size, sq_dev);
+  out[i] = advantage_of(estimator, rewards[i] - mean, size, mean, sq_dev);
 }
 
 }  // namespace
@@ -43,9 +43,7 @@ __global__ void advantages_kernel(const float* __restrict__ rewards,
 void advantages(const float* rewards, const int32_t* groups, int64_t n,
                 AdvantageEstimator estimator, float* out, cudaStream_t stream) {
   if (n < 0) throw_invalid("advantages: n must be >= 0");
-  if (estimator != AdvantageEstimator::Grpo && estimator != AdvantageEstimator::DrGrpo &&
-      estimator != AdvantageEstimator::Rloo)
-    throw_invalid("unknown advantage estimator");
+  if (!is_advantage_estimator(estimator)) throw_invalid("unknown advantage estimator");
   if (n == 0) return;
   advantages_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(rewards, groups, n, estimator, out);
   check_launch("advantages_kernel");

@@ -9,12 +9,19 @@
 
 namespace swerl {
 
-enum class AdvantageEstimator { Grpo = 0, DrGrpo = 1, Rloo = 2 };
+enum class AdvantageEstimator { Grpo = 0, DrGrpo = 1, Rloo = 2, MaxRl = 3 };
+
+inline bool is_advantage_estimator(AdvantageEstimator e) {
+  return e == AdvantageEstimator::Grpo || e == AdvantageEstimator::DrGrpo ||
+         e == AdvantageEstimator::Rloo || e == AdvantageEstimator::MaxRl;
+}
 
 // One trajectory's advantage from its group's statistics (group size >= 2): centered = R_i -
 // mean, squared_deviation = sum over the group of (R_j - mean)^2 (read by grpo only).
+// maxrl divides by the group's mean reward (MaxRL's estimator of grad log p: a task weighs
+// 1/p); a group with no reward above 0 has nothing to learn from and gets 0.
 SWERL_HD inline float advantage_of(AdvantageEstimator estimator, double centered, double size,
-                                   double squared_deviation) {
+                                   double mean, double squared_deviation) {
   switch (estimator) {
     case AdvantageEstimator::Grpo:
       return float(centered / (sqrt(squared_deviation / (size - 1.0)) + 1e-6));
@@ -22,6 +29,8 @@ SWERL_HD inline float advantage_of(AdvantageEstimator estimator, double centered
       return float(centered);
     case AdvantageEstimator::Rloo:
       return float(size / (size - 1.0) * centered);
+    case AdvantageEstimator::MaxRl:
+      return mean > 0.0 ? float(centered / mean) : 0.0f;
   }
   return 0.0f;
 }

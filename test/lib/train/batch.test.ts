@@ -88,6 +88,7 @@ function referenceAdvantages(rewards: number[], groups: number[], estimator: str
     const mean = sum / n;
     if (estimator === 'rloo') return r - (sum - r) / (n - 1);
     if (estimator === 'drgrpo') return r - mean;
+    if (estimator === 'maxrl') return mean > 0 ? (r - mean) / mean : 0;
     const std = Math.sqrt(members.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
     return (r - mean) / (std + 1e-6);
   });
@@ -488,6 +489,8 @@ t.test('random batches against the reference', async (t) => {
     ['grpo++ empty-patch penalty informative', algorithm('grpo++', { emptyPatchPenalty: 0.5, groupFilter: 'informative' })],
     ['drgrpo empty-patch penalty and partial credit', algorithm('drgrpo', { emptyPatchPenalty: 1, partialCredit: 0.3 })],
     ['nebius positives only', algorithm('nebius', { negativeScale: 0 })],
+    ['grpo++ maxrl', algorithm('grpo++', { estimator: 'maxrl' })],
+    ['grpo++ maxrl partial credit informative', algorithm('grpo++', { estimator: 'maxrl', partialCredit: 0.5, groupFilter: 'informative' })],
   ];
   for (const [label, alg] of configs) {
     for (let trial = 0; trial < 4; trial++) {

@@ -195,6 +195,10 @@ t.test('errors name the field', async (t) => {
   refuses(t, config({ algorithm: { preset: 'rft', emptyPatchPenalty: 0.5 } }), 'config.algorithm.emptyPatchPenalty', /rejection fine-tuning .* resolved ones only/, 'an empty-patch penalty with rejection fine-tuning');
   refuses(t, config({ algorithm: { emptyPatchPenalty: 1.5 } }), 'config.algorithm.emptyPatchPenalty', /must be/, 'an empty-patch penalty past 1');
   refuses(t, config({ algorithm: { partialCredit: 1 } }), 'config.algorithm.partialCredit', /less than 1|< 1|exclusiveMaximum|must be/, 'partial credit of a resolved episode');
+  refuses(t, config({ algorithm: { estimator: 'maxrl', truncation: 'penalize' } }), 'config.algorithm.estimator', /'maxrl'.*mean reward.*truncation makes rewards negative.*remove truncation, or use the rloo estimator/, 'maxrl with a turn penalty');
+  refuses(t, config({ algorithm: { preset: 'dapo', estimator: 'maxrl' } }), 'config.algorithm.estimator', /overlong makes rewards negative/, "maxrl with DAPO's overlong penalty");
+  refuses(t, config({ algorithm: { estimator: 'maxrl', emptyPatchPenalty: 0.5 } }), 'config.algorithm.estimator', /emptyPatchPenalty makes rewards negative/, 'maxrl with an empty-patch penalty');
+  t.equal(resolve({ algorithm: { estimator: 'maxrl' } }).algorithm.estimator, 'maxrl', 'maxrl with grpo++ otherwise');
 
   refuses(t, config({ model: { preset: 'qwen3-tiny', path: 'models/q' } }), 'config.model', /exactly one of preset .* and path/, 'model with both');
   refuses(t, config({ model: {} }), 'config.model', /exactly one of preset .* and path/, 'model with neither');
