@@ -18,8 +18,8 @@ inline bool is_advantage_estimator(AdvantageEstimator e) {
 
 // One trajectory's advantage from its group's statistics (group size >= 2): centered = R_i -
 // mean, squared_deviation = sum over the group of (R_j - mean)^2 (read by grpo only).
-// maxrl divides by the group's mean reward (MaxRL's estimator of grad log p: a task weighs
-// 1/p); a group with no reward above 0 has nothing to learn from and gets 0.
+// maxrl divides by the group's mean reward (MaxRL's: a task solved at rate p weighs w(p), about
+// 1/p, docs/loss.md); a group with no reward above 0 has nothing to learn from and gets 0.
 SWERL_HD inline float advantage_of(AdvantageEstimator estimator, double centered, double size,
                                    double mean, double squared_deviation) {
   switch (estimator) {
