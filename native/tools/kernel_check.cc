@@ -493,8 +493,8 @@ void check_advantages(const at::Device& device, at::Generator& gen) {
       const at::Tensor values = r64.masked_select(in_group);
       const double size = double(values.numel());
       if (size < 2) continue;
-      const at::Tensor centered = values - values.mean();
       const double mean = values.mean().item<double>();
+      const at::Tensor centered = values - mean;
       at::Tensor a = estimator == AdvantageEstimator::Grpo ? centered / (values.std() + 1e-6)
                    : estimator == AdvantageEstimator::DrGrpo ? centered
                    : estimator == AdvantageEstimator::MaxRl ? (mean > 0 ? centered / mean : at::zeros_like(centered))
