@@ -13,8 +13,9 @@
  *      reading the editor's refusal (RECOVERY); SFT on those trajectories, the refused turns
  *      masked out of the loss (tasks of their own: RL never sees them)
  *   2. RFT, Nebius's rejection fine-tuning: the SFT policy plays every task of the RL pools
- *      (every tier) rftSamples times at RFT_TEMPERATURE, and SFT from the SFT checkpoint on the
- *      episodes that resolved beside the oracle's
+ *      (every tier) rftSamples times at RFT_TEMPERATURE, and again, rftSamples times a round for
+ *      RFT_EXTRA_ROUNDS rounds, each task none of whose samples resolved yet; SFT from the SFT
+ *      checkpoint on the episodes that resolved beside the oracle's
  *   3. from the RFT checkpoint, on new tasks every step (RL_POOL 'fresh'; or on the tier pools,
  *      in the tier placement picks from RL_START_TIER on), GRPO++ (rlTasks tasks a step,
  *      rlSamples samples each, one optimizer step on every group whose samples scored
@@ -29,9 +30,10 @@
  * phase is a train() run of its own config.json. A finished seed leaves <dir>/seed-N/result.json:
  * run again into the same --dir (after an interrupt, or with more --seeds) and it is read, not
  * rerun, when every setting matches; a seed left unfinished starts over. With --from DIR a seed
- * takes its suites' SFT and RFT phases from DIR/seed-N (a finished seed of a run whose settings
- * before RL are these) and runs only the RL arms: one command to try an RL setting on the same
- * RFT checkpoints, with every number the demo reports. Where only GRPO++'s own settings differ
+ * takes its suites' SFT and RFT phases from DIR/seed-N (a seed of a run whose settings before RL
+ * are these, finished or stopped after its RFT phase: its before-rl.json) and runs only the RL
+ * arms: one command to try an RL setting on the same RFT checkpoints, with every number the demo
+ * reports. Where only GRPO++'s own settings differ
  * (--rl-lr, --rl-mini-batches, --rl-epochs, --rl-entropy-coef, --rl-partial-credit,
  * --rl-empty-patch-penalty, --rl-estimator, --rl-resample-rounds) and GRPO++ plays as many episodes as it did
  * there, the continued-RFT arm is DIR's too (the same checkpoint, tasks, episode count and
@@ -48,12 +50,13 @@
  *                    [--rl-partial-credit X]   (GRPO++'s credit for an unresolved episode: X x its patch's similarity to the gold patch, SWE-RL's signal; 0, DeepSWE's binary reward, by default)
  *                    [--rl-empty-patch-penalty X]   (GRPO++'s reward for an unresolved episode that changed no file: -X; 0 by default)
  *                    [--rl-estimator rloo|maxrl]   (GRPO++'s advantages: DeepSWE's leave-one-out (default), or MaxRL's, which weighs a task by about 1 over its solve rate)
+ *                    [--rft-extra-rounds N]   (RFT's sampling rounds after the first, each playing again the pool tasks none of whose samples resolved yet: 2 by default)
  *                    [--rft-continued-distinct]   (continued RFT learns each distinct resolved episode of a task once, not every copy a low-entropy policy samples)
  *                    [--rl-start-tier NAME]   (the curriculum tier both RL arms start at; placement from the first tier by default)
  *                    [--sft-tasks default|tiers]   (the oracle's SFT tasks: all from the default distribution, or each tier's own kinds)
  *                    [--sft-recover-elsewhere X]   (the share of recovering oracle episodes whose refused copy is of another line than the buggy one: 1 by default, 0 copies the buggy line)
  *                    [--sft-retry X]   (the share of one-bug SFT tasks whose oracle episode first makes a wrong fix, sees the issue's call print the wrong value, and fixes it: 0 by default)
- *                    [--from DIR]   (the SFT and RFT phases of DIR's finished seeds, run with the same settings before RL: only the RL arms run)
+ *                    [--from DIR]   (the SFT and RFT phases of DIR's seeds, run with the same settings before RL: only the RL arms run)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -83,6 +86,7 @@ import { native, pinBlasToOneThread } from '../lib/native.js';
 import { PRESETS } from '../lib/train/algorithms.js';
 import { tierOptions, tierSeeds, unsolvedPools, type CurriculumConfig } from '../lib/train/curriculum.js';
 import { renderChartsSvg } from '../lib/train/plots.js';
+import { sampleUntilResolved, type SamplingRound } from '../lib/train/rft/sample.js';
 import { RunDirectory } from '../lib/train/run-dir.js';
 import { train } from '../lib/train/trainer.js';
 import { writeFileAtomic, writeJsonAtomic } from '../lib/util/atomic.js';
@@ -117,6 +121,7 @@ const { values: args } = parseArgs({
     'rl-empty-patch-penalty': { type: 'string' },
     'rl-estimator': { type: 'string' },
     'rft-continued-distinct': { type: 'boolean', default: false },
+    'rft-extra-rounds': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -282,8 +287,6 @@ if (RL_POOL === 'fresh') {
   if (freshSeedsOf(last).firstSeed + freshSeedsAsked > SEEDS_PER_SPLIT) throw new Error(`--seeds ${last} with --rl-pool fresh runs past the train split's seeds (${SEEDS_PER_SPLIT}); give smaller seeds or a smaller RL budget`);
   if (taskSeedsOf(last) + TASK_SEEDS_PER_SEED > FRESH_FIRST_SEED) throw new Error(`--seeds ${last}'s tier pools and SFT tasks reach the fresh RL pools' train seeds (from ${FRESH_FIRST_SEED}); give smaller seeds`);
 }
-/** Episodes RFT samples: every RL-pool task of every tier, rftSamples times; each RL arm's are GRPO++'s count (it varies with the rounds it took). */
-const RFT_EPISODES = CURRICULUM.tiers.length * SIZE.pool * SIZE.rftSamples;
 /** Episodes one round of an RL step plays. */
 const RL_ROUND = SIZE.rlTasks * SIZE.rlSamples;
 /**
@@ -325,6 +328,15 @@ const LR = { sft: 1e-3, rft: 3e-4, rftContinued: 1e-4, rl: args['rl-lr'] === und
  * and misquotes old_str half as often (docs/swe-recipe.md), and RFT learns from what it samples.
  */
 const RFT_TEMPERATURE = 0.6;
+/**
+ * RFT's sampling rounds after the first (lib/train/rft/sample.ts): each plays rftSamples more
+ * times every pool task none of whose samples has resolved yet, so the tasks the SFT policy seldom
+ * solves reach RFT's data too (one round gives an easy task rftSamples resolved episodes and a
+ * hard one none). Two rounds took 25-28 more of a seed's 300 pool tasks into RFT's data (3 seeds)
+ * and RFT from 44.3% to 50.3% held out, against 49.0% for one round more or none
+ * (docs/swe-recipe.md: within the noise of each other, p = 0.52).
+ */
+const RFT_EXTRA_ROUNDS = intFlag('rft-extra-rounds', 0) ?? 2;
 /** The RFT phase: SFT again, from the SFT checkpoint, at a third of SFT's peak. */
 const RFT_OPTIMIZER = { lr: LR.rft, weightDecay: 0, warmupSteps: Math.min(10, SIZE.rftSteps), schedule: 'cosine' };
 /**
@@ -448,7 +460,7 @@ function phaseConfig(runDir: string, seed: number, tasksDir: string, heldout: re
  * into the same --dir (a three-seed run interrupted in its third seed keeps the first two) only
  * when all of this is the same.
  */
-const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, rlEstimator: RL_ESTIMATOR, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
+const SETTINGS: Record<string, unknown> = { size: sizeName, budget: SIZE, taskSeedsPerSeed: TASK_SEEDS_PER_SEED, model, device, knobs: KNOBS, curriculum: CURRICULUM, env: ENV, agent: AGENT, lr: LR, rftTemperature: RFT_TEMPERATURE, rftExtraRounds: RFT_EXTRA_ROUNDS, rftOptimizer: RFT_OPTIMIZER, rftContinuedOptimizer: RFT_CONTINUED_OPTIMIZER, rftContinuedDistinct: RFT_CONTINUED_DISTINCT, rlMiniBatches: RL_MINI_BATCHES, rlEpochs: RL_EPOCHS, rlResampleRounds: RL_RESAMPLE_ROUNDS, rlPool: RL_POOL, rlTemperature: RL_TEMPERATURE, rlStartTier: RL_START_TIER ?? null, rlEntropyCoef: RL_ENTROPY_COEF, rlPartialCredit: RL_PARTIAL_CREDIT, rlEmptyPatchPenalty: RL_EMPTY_PATCH_PENALTY, rlEstimator: RL_ESTIMATOR, oracleRecovery: RECOVERY, oracleRecoverElsewhere: RECOVER_ELSEWHERE, oracleRetry: SFT_RETRY, sftTasks: SFT_TASKS };
 /** The settings only the RL arms read (top-level keys of SETTINGS, and keys inside its budget and lr). */
 const RL_SETTINGS = { top: ['rftContinuedDistinct', 'rlMiniBatches', 'rlEpochs', 'rlResampleRounds', 'rlPool', 'rlTemperature', 'rlStartTier', 'rlEntropyCoef', 'rlPartialCredit', 'rlEmptyPatchPenalty', 'rlEstimator'], budget: ['rlSteps', 'rlTasks', 'rlSamples'], lr: ['rl'] };
 /** The settings only GRPO++ reads (of RL_SETTINGS): a continued-RFT arm run with other values of these is the one this run would train. */
@@ -477,6 +489,8 @@ interface SeedResult {
   memorization: { all: RateSummary; neverSeenTasks: number; neverSeen: Record<string, RateSummary> };
   /** The oracle's SFT episodes: resolved of tasks; those that resolved after a wrong fix (retries) and those played again without one. */
   oracle: { resolved: number; tasks: number; retries?: number; replayed?: number };
+  /** RFT's sampling rounds: the tasks each played, its samples, those resolved, the tasks it solved first (absent in runs before 2026-12-05). */
+  rftRounds?: SamplingRound[];
   /** The pool tasks the RL arms drew from (--rl-pool), of all the tiers' pool tasks (of the fresh pool's, for a fresh one). */
   rlPool: { tasks: number; of: number };
   /** Each RL arm's run: its last metrics, the tiers it started and ended in, the episodes it played. */
@@ -496,7 +510,7 @@ interface SeedResult {
 const resultFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'result.json');
 
 /** Settings added since runs were first recorded: a run that predates one ran with its default. */
-const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0, rftContinuedDistinct: false, rlEstimator: 'rloo' };
+const ADDED_SETTINGS: Record<string, unknown> = { rlEmptyPatchPenalty: 0, oracleRecoverElsewhere: 0, rftContinuedDistinct: false, rlEstimator: 'rloo', rftExtraRounds: 0 };
 
 /** A finished seed's result file as written (settings it predates at their defaults), or undefined where the seed never finished. */
 async function readResult(file: string, seed: number): Promise<{ settings: Record<string, unknown>; result: SeedResult } | undefined> {
@@ -528,6 +542,7 @@ interface BeforeRl {
   outcomes: Record<string, Outcomes>;
   /** The oracle's SFT episodes: resolved of tasks; those that resolved after a wrong fix (retries) and those played again without one. */
   oracle: { resolved: number; tasks: number; retries?: number; replayed?: number };
+  rftRounds?: SamplingRound[];
   samples: readonly { taskId: string; reward: number }[];
   rftCheckpoint: string;
   /** Minutes the SFT and RFT phases took, from the seed's start. */
@@ -541,33 +556,55 @@ interface ContinuedRftArm {
   summary: ArmSummary;
 }
 
+/** A seed's record once its SFT and RFT phases are done (written before its RL arms start): what --from needs of a seed whose arms never finished. */
+const beforeRlFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'before-rl.json');
+
+/** A seed's SFT and RFT phases as a run recorded them: from its result.json, or where the seed stopped during RL, its before-rl.json and held-out files. */
+async function recordedBeforeRl(seed: number): Promise<{ settings: Record<string, unknown>; points: Point[]; outcomes: Record<'sft' | 'rft', Outcomes>; oracle: BeforeRl['oracle']; rftRounds?: SamplingRound[]; finished?: SeedResult } | undefined> {
+  const saved = await readResult(resultFile(seed, from), seed);
+  if (saved) {
+    const { result } = saved;
+    const points = result.points.filter((p) => p.phase === 'sft' || p.phase === 'rft');
+    return { settings: saved.settings, points, outcomes: { sft: result.outcomes.sft!, rft: result.outcomes.rft! }, oracle: result.oracle, ...(result.rftRounds ? { rftRounds: result.rftRounds } : {}), finished: result };
+  }
+  let record: { settings: Record<string, unknown>; oracle: BeforeRl['oracle']; rftRounds: SamplingRound[] };
+  try {
+    record = JSON.parse(await readFile(beforeRlFile(seed, from), 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${beforeRlFile(seed, from)} cannot be read (${(error as Error).message}); run seed ${seed} there again, or drop --from`);
+  }
+  const measured = await Promise.all((['sft', 'rft'] as const).map(async (phase) => JSON.parse(await readFile(path.join(from!, `seed-${seed}`, `heldout-${phase}.json`), 'utf8')) as { point: Point; outcomes: Record<string, boolean> }));
+  return { settings: { ...ADDED_SETTINGS, ...record.settings }, points: measured.map((m) => m.point), outcomes: { sft: new Map(Object.entries(measured[0]!.outcomes)), rft: new Map(Object.entries(measured[1]!.outcomes)) }, oracle: record.oracle, rftRounds: record.rftRounds };
+}
+
 /**
- * Seed `seed`'s SFT and RFT phases as --from's run left them, and its continued-RFT arm where
- * that run's settings differ from these in GRPO++'s alone. Its settings before RL must be
- * these, and its held-out tasks the ones this run's suites drew (the suites are a pure function
- * of the seed and those settings: a mismatch means the task generator changed since).
+ * Seed `seed`'s SFT and RFT phases as --from's run left them (a finished seed, or one stopped
+ * during its RL arms), and its continued-RFT arm where that run finished the seed with settings
+ * that differ from these in GRPO++'s alone. Its settings before RL must be these, and its held-out
+ * tasks the ones this run's suites drew (the suites are a pure function of the seed and those
+ * settings: a mismatch means the task generator changed since).
  */
 async function reusedBeforeRl(seed: number, heldout: readonly Task[]): Promise<BeforeRl & { seedDir: string; continued?: ContinuedRftArm }> {
-  const file = resultFile(seed, from);
-  const saved = await readResult(file, seed);
-  if (!saved) throw new Error(`--from ${from} has no finished seed ${seed} (no ${file}); run it there first, or drop --from`);
+  const saved = await recordedBeforeRl(seed);
+  if (!saved) throw new Error(`--from ${from} has no seed ${seed} whose SFT and RFT phases finished (no ${resultFile(seed, from)}, no ${beforeRlFile(seed, from)}); run it there first, or drop --from`);
   const differing = differingSettings(beforeRl(saved.settings), beforeRl(SETTINGS));
   if (differing.length > 0) throw new Error(`--from ${from}: seed ${seed} ran with other settings before RL (${differing.join(', ')} differ); give the same ones, or drop --from`);
   const ids = heldout.map((t) => t.id);
-  const savedIds = [...(saved.result.outcomes.sft?.keys() ?? [])];
+  const savedIds = [...saved.outcomes.sft.keys()];
   if (!isDeepStrictEqual(savedIds, ids)) throw new Error(`--from ${from}: seed ${seed}'s held-out tasks are not the ones this run draws (the task generator changed since?); drop --from`);
-  const seedDir = path.dirname(file);
+  const seedDir = path.join(from!, `seed-${seed}`);
   // The RFT phase's last checkpoint, complete (its trainer state written), as train() reported it.
   const rftRun = new RunDirectory(path.join(seedDir, '3-rft'));
   const rftCheckpoint = rftRun.checkpointDir(SIZE.rftSteps);
   if (!(await rftRun.checkpointSteps()).includes(SIZE.rftSteps)) throw new Error(`--from ${from}: seed ${seed} has no RFT checkpoint at ${rftCheckpoint}; run the seed there again, or drop --from`);
   const samples = await new RunDirectory(path.join(seedDir, '3-rft-samples')).readTrajectories(1);
-  const points = saved.result.points.filter((p) => p.phase === 'sft' || p.phase === 'rft');
-  const outcomes = { sft: saved.result.outcomes.sft!, rft: saved.result.outcomes.rft! };
-  const continued = isDeepStrictEqual(beforeContinuedRft(saved.settings), beforeContinuedRft(SETTINGS))
-    ? { point: saved.result.points.find((p) => p.phase === 'rft-continued')!, outcomes: saved.result.outcomes['rft-continued']!, summary: saved.result.summaries['rft-continued']! }
-    : undefined;
-  return { seedDir, points, outcomes, oracle: saved.result.oracle, samples, rftCheckpoint, minutes: points.at(-1)!.minutes, continued };
+  const { points, outcomes, finished } = saved;
+  const continued =
+    finished && isDeepStrictEqual(beforeContinuedRft(saved.settings), beforeContinuedRft(SETTINGS))
+      ? { point: finished.points.find((p) => p.phase === 'rft-continued')!, outcomes: finished.outcomes['rft-continued']!, summary: finished.summaries['rft-continued']! }
+      : undefined;
+  return { seedDir, points, outcomes, oracle: saved.oracle, ...(saved.rftRounds ? { rftRounds: saved.rftRounds } : {}), samples, rftCheckpoint, minutes: points.at(-1)!.minutes, continued };
 }
 
 async function runSeed(seed: number): Promise<SeedResult> {
@@ -593,6 +630,8 @@ async function runSeed(seed: number): Promise<SeedResult> {
     outcomes[phase] = await heldOutOutcomes(checkpoint, heldout, seed);
     const point = { seed, phase, episodes, heldout: rateOf(outcomes[phase]!.values()), minutes: minutes() - seedStarted };
     points.push(point);
+    // Each phase's per-task outcomes as it is measured: what a seed stopped before its result.json still tells.
+    await writeJsonAtomic(path.join(dir, `heldout-${phase}.json`), { point, outcomes: Object.fromEntries(outcomes[phase]!) });
     log(`seed ${seed} ${phase}: held-out resolved ${formatRate(point.heldout)}`);
     return point;
   };
@@ -620,25 +659,33 @@ async function runSeed(seed: number): Promise<SeedResult> {
     const samplesDir = new RunDirectory(path.join(dir, '3-rft-samples'));
     await samplesDir.create({ demo: 'swe', phase: 'rft-samples', model: sft.checkpoint, temperature: RFT_TEMPERATURE }, false);
     const sampler = await NativePolicy.load(sft.checkpoint!, { device, threads: 2 });
-    let samples;
+    let samples, rounds;
     try {
-      const items = pools.flatMap((task, group) =>
-        Array.from({ length: SIZE.rftSamples }, (_, sample) => ({ taskId: task.id, task, group, sample, seed: mixSeed(seed, group, sample) * 1024, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
-      );
-      samples = await runRollouts(items, sampler, { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: RFT_TEMPERATURE }, 'agent') });
+      const rolloutOptions = { concurrency: CONCURRENCY, generationConcurrency: 0, retries: 1, agent: parseAgentLoopOptions({ ...AGENT, temperature: RFT_TEMPERATURE }, 'agent') };
+      ({ trajectories: samples, rounds } = await sampleUntilResolved(pools, { samples: SIZE.rftSamples, extraRounds: RFT_EXTRA_ROUNDS }, (draws) =>
+        runRollouts(
+          draws.map(({ task, group, sample }) => ({ taskId: task.id, task, group, sample, seed: mixSeed(seed, group, sample) * 1024, makeEnv: () => new SweEnv(task, backend, ENV as object) })),
+          sampler,
+          rolloutOptions,
+        ),
+      ));
     } finally {
       sampler.dispose();
     }
     await samplesDir.writeTrajectories(1, samples, () => ({}));
     const kept = samples.filter((t) => t.reward === 1);
-    log(`seed ${seed} RFT samples: ${kept.length} of ${samples.length} resolved (${new Set(kept.map((t) => t.taskId)).size} of ${pools.length} RL-pool tasks at least once)`);
+    const byRound = rounds.map((r, i) => `round ${i}: ${r.resolved} of ${r.sampled} on ${r.tasks} tasks, ${r.newlySolved} newly solved`).join('; ');
+    log(`seed ${seed} RFT samples: ${kept.length} of ${samples.length} resolved (${new Set(kept.map((t) => t.taskId)).size} of ${pools.length} RL-pool tasks at least once; ${byRound})`);
     const rft = await train({
       ...phaseConfig(path.join(dir, '3-rft'), seed, tasksDir, heldout, sft.checkpoint!, SIZE.rftSteps),
       optimizer: RFT_OPTIMIZER,
       sft: { data: [samplesDir.dir, oracleDir.dir], minReward: 1, sequencesPerStep: SIZE.sftBatch },
     });
-    await measure('rft', RFT_EPISODES, rft.checkpoint!);
-    return { oracle: { resolved: oracle.trajectories.filter((t) => t.reward === 1).length, tasks: oracle.trajectories.length, retries: oracle.retries, replayed: oracle.replayed }, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
+    await measure('rft', samples.length, rft.checkpoint!);
+    const oracleCounts = { resolved: oracle.trajectories.filter((t) => t.reward === 1).length, tasks: oracle.trajectories.length, retries: oracle.retries, replayed: oracle.replayed };
+    // What --from takes from this seed should its RL arms never finish (the held-out files hold SFT's and RFT's outcomes).
+    await writeJsonAtomic(beforeRlFile(seed), { settings: SETTINGS, oracle: oracleCounts, rftRounds: rounds });
+    return { oracle: oracleCounts, rftRounds: rounds, samples, rftCheckpoint: rft.checkpoint!, minutes: minutes() - seedStarted };
   };
   let before: Omit<BeforeRl, 'points' | 'outcomes'> & { seedDir?: string; continued?: ContinuedRftArm };
   if (from === undefined) before = await sftAndRft();
@@ -681,7 +728,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     const moved = await relativeWeightChange(rftCheckpoint, run.checkpoint!);
     log(`seed ${seed} ${phase}: the weights moved ${(100 * moved).toFixed(2)}% from the RFT checkpoint (||dW|| / ||W||)`);
     summaries[phase] = { dir: run.dir, last: run.last, ...(run.curriculumTier ? { endTier: run.curriculumTier } : {}), episodes, moved };
-    await measure(phase, RFT_EPISODES + episodes, run.checkpoint!);
+    await measure(phase, samples.length + episodes, run.checkpoint!);
     return episodes;
   };
   const grpoEpisodes = await arm('grpo++', SIZE.rlSteps, {
@@ -720,7 +767,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     },
   };
   log(`seed ${seed} memorization baseline: ${formatRate(memorization.all)}; on the ${neverSeen.size} tasks whose fix training never showed: baseline ${formatRate(memorization.neverSeen.memorization)}, GRPO++ ${formatRate(memorization.neverSeen['grpo++' as keyof typeof memorization.neverSeen] as RateSummary)}`);
-  const result = { seed, points, outcomes, memorization, oracle: before.oracle, rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }), ...(continuedRftFrom === undefined ? {} : { continuedRftFrom }) };
+  const result = { seed, points, outcomes, memorization, oracle: before.oracle, ...(before.rftRounds ? { rftRounds: before.rftRounds } : {}), rlPool: { tasks: rlPool.length, of: drawnFrom.length }, summaries, seedMinutes: minutes() - seedStarted, ...(before.seedDir === undefined ? {} : { reusedFrom: before.seedDir }), ...(continuedRftFrom === undefined ? {} : { continuedRftFrom }) };
   await writeJsonAtomic(resultFile(seed), { settings: SETTINGS, result: { ...result, outcomes: outcomesJson(outcomes) } });
   return result;
 }
@@ -783,7 +830,7 @@ await writeJsonAtomic(path.join(root, 'demo.json'), {
   byKind,
   comparison,
   rftOverSft,
-  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), ...(r.continuedRftFrom === undefined ? {} : { continuedRftFrom: r.continuedRftFrom }), oracle: r.oracle, memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
+  perSeed: results.map((r) => ({ seed: r.seed, minutes: r.seedMinutes, ...(r.reusedFrom === undefined ? {} : { reusedFrom: r.reusedFrom }), ...(r.continuedRftFrom === undefined ? {} : { continuedRftFrom: r.continuedRftFrom }), oracle: r.oracle, ...(r.rftRounds ? { rftRounds: r.rftRounds } : {}), memorization: r.memorization, rlPool: r.rlPool, outcomes: outcomesJson(r.outcomes), summaries: r.summaries })),
   minutes: minutes(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model },
 });

@@ -91,6 +91,7 @@ export type { TrainEvent } from './train/progress.js';
 export { trainingCharts, renderChartsSvg, asciiChart, type Chart, type Series } from './train/plots.js';
 export { runEpisode, parseAgentLoopOptions, type AgentLoopOptions, type EpisodeSpec } from './agent/agent-loop.js';
 export { runRollouts, type RolloutItem, type RolloutOptions, type RolloutProgress } from './agent/rollout.js';
+export { sampleUntilResolved, type Draw, type SamplingOptions, type SamplingRound, type RejectionSamples } from './train/rft/sample.js';
 export type { AgentPolicy, SamplingRequest, EpisodeContext, Generation, FinishReason } from './types/policy.js';
 export type { JsonToolCall } from './types/tool-call.js';
 export type { Trajectory, TurnRecord } from './agent/trajectory.js';

@@ -5,7 +5,7 @@
  * own tokenizer — written by test/support/tiny-checkpoint.ts, not by swerl's save path — to
  * demo.json and demo.svg. Too small to learn: this is that the phases run and connect.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
@@ -53,8 +53,24 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   );
   // RFT: the SFT policy played every RL-pool task (one a tier) rftSamples times; SFT from the SFT checkpoint on those samples and the oracle's.
   const samples = gunzipSync(readFileSync(path.join(out, 'seed-3', '3-rft-samples', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.equal(samples.length, 3 * demo.budget.pool * demo.budget.rftSamples, `RFT sampled every pool task of the 3 tiers ${demo.budget.rftSamples} times`);
-  t.equal(demo.points[1].episodes, samples.length, 'the RFT point counts those episodes');
+  // Then two more rounds (by default), each on the pool tasks no earlier sample resolved.
+  t.equal(demo.rftExtraRounds, 2, 'two extra sampling rounds unless told');
+  const roundOf = (x: { sample: number }) => Math.floor(x.sample / demo.budget.rftSamples);
+  const solvedBefore = (round: number) => new Set(samples.filter((x) => roundOf(x) < round && x.reward === 1).map((x) => x.taskId));
+  const roundZero = [...new Set(samples.filter((x) => roundOf(x) === 0).map((x) => x.taskId))];
+  t.equal(roundZero.length, 3 * demo.budget.pool, 'round 0 played every pool task of the 3 tiers');
+  const expectedRounds = [];
+  for (let round = 0; round <= 2; round++) {
+    const played = samples.filter((x) => roundOf(x) === round);
+    const open = roundZero.filter((id) => !solvedBefore(round).has(id));
+    if (open.length === 0) break;
+    t.same([...new Set(played.map((x) => x.taskId))].sort(), [...open].sort(), `RFT round ${round} played the pool tasks no earlier sample resolved (${open.length})`);
+    t.ok(open.every((id) => played.filter((x) => x.taskId === id).length === demo.budget.rftSamples), `each ${demo.budget.rftSamples} times`);
+    expectedRounds.push({ tasks: open.length, sampled: played.length, resolved: played.filter((x) => x.reward === 1).length, newlySolved: solvedBefore(round + 1).size - solvedBefore(round).size });
+  }
+  t.equal(samples.length, expectedRounds.reduce((n, r) => n + r.sampled, 0), 'no sample outside those rounds');
+  t.same(seed.rftRounds, expectedRounds, 'each round\'s counts recorded');
+  t.equal(demo.points[1].episodes, samples.length, 'the RFT point counts every round\'s episodes');
   const poolIds = [...new Set(samples.map((s: { taskId: string }) => s.taskId))] as string[];
   t.equal(demo.rlPool, 'unsolved');
   t.same(seed.rlPool, { tasks: unsolvedPools(poolIds.map((id) => [id]), samples).length, of: poolIds.length }, 'the RL pool\'s size is recorded');
@@ -104,6 +120,10 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
     t.match(Object.fromEntries(Object.entries(demo.byKind).map(([kind, rates]) => [kind, (rates as Record<string, unknown>)[phase]])), expected, `${phase}: tasks and resolved by kind`);
   }
   t.match(output, /held-out resolved by bug kind, seeds pooled: sft, rft, grpo\+\+, rft-continued/, 'and printed');
+  for (const phase of ['sft', 'rft', 'grpo++', 'rft-continued']) {
+    const measured = JSON.parse(readFileSync(path.join(out, 'seed-3', `heldout-${phase}.json`), 'utf8'));
+    t.same([measured.outcomes, measured.point], [seed.outcomes[phase], demo.points.find((p: { phase: string }) => p.phase === phase)], `${phase}: its held-out outcomes written as it was measured`);
+  }
 
   // Run again into the same --dir: the finished seed is read back, not rerun; other settings are refused.
   const again = await runTs(DEMO, args('5e-5'), env);
@@ -185,7 +205,7 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.match(nowhere.output, /--from is .*missing: no such directory; give the --dir of a finished demo:swe run/);
   const unfinished = await runTs(DEMO, [...args('1e-4', path.join(root, 'seed-4')), '--seeds', '4', '--from', out], env);
   t.not(unfinished.code, 0, 'a seed --from never finished is refused');
-  t.match(unfinished.output, /--from .* has no finished seed 4 \(no .*seed-4\/result.json\); run it there first, or drop --from/);
+  t.match(unfinished.output, /--from .* has no seed 4 whose SFT and RFT phases finished \(no .*seed-4\/result.json, no .*seed-4\/before-rl.json\); run it there first, or drop --from/);
   const otherSize = await runTs(DEMO, [...args('1e-4', path.join(root, 'quick')), '--size', 'quick', '--from', out], env);
   t.not(otherSize.code, 0, 'a --from run of another size is refused');
   t.match(otherSize.output, /--from .*: seed 3 ran with other settings before RL \(size, budget, taskSeedsPerSeed[^)]*differ\); give the same ones, or drop --from/, 'naming the settings');
@@ -227,9 +247,13 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
 
   // The oracle's SFT tasks are all of the default distribution (the last tier's); --sft-tasks tiers draws each tier's own.
   const tiersDir = path.join(root, 'sft-tiers');
-  const fromOther = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--from', out], env);
-  t.not(fromOther.code, 0, '--from a run whose SFT tasks came from elsewhere is refused');
-  t.match(fromOther.output, /seed 3 ran with other settings before RL \(sftTasks differ\)/, 'naming the setting');
+  const fromOther = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--rft-extra-rounds', '0', '--from', out], env);
+  t.not(fromOther.code, 0, '--from a run whose SFT tasks came from elsewhere, and whose RFT sampled more rounds, is refused');
+  t.match(fromOther.output, /seed 3 ran with other settings before RL \((?=[^)]*\bsftTasks\b)(?=[^)]*\brftExtraRounds\b)[^)]*differ\)/, 'naming the settings');
+  const badRounds = await runTs(DEMO, [...args('5e-5'), '--rft-extra-rounds=-1'], env);
+  t.not(badRounds.code, 0, 'a negative count of RFT rounds is refused');
+  t.match(badRounds.output, /--rft-extra-rounds is "-1"; give an integer >= 0/, 'naming the flag and what to give');
+  t.notMatch(badRounds.output, /oracle:/, 'before any phase runs');
   const badRetry = await runTs(DEMO, [...args('5e-5'), '--sft-retry', '1.5'], env);
   t.not(badRetry.code, 0, 'a retry share past 1 is refused');
   t.match(badRetry.output, /--sft-retry is "1.5"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
@@ -240,10 +264,15 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.not(badElsewhere.code, 0, 'a share of recoveries past 1 is refused');
   t.match(badElsewhere.output, /--sft-recover-elsewhere is "2"; give a number in \[0, 1\]/, 'naming the flag and the bounds');
   // This run's oracle also makes a wrong fix first on every one-bug SFT task it can (--sft-retry 1);
-  // its recoveries copy another line than the buggy one, as by default.
-  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1'], env);
+  // its recoveries copy another line than the buggy one, as by default. Its RFT samples one round.
+  const sftTiers = await runTs(DEMO, [...args('5e-5', tiersDir), '--sft-tasks', 'tiers', '--sft-retry', '1', '--rft-extra-rounds', '0'], env);
   t.equal(sftTiers.code, 0, `the --sft-tasks tiers run exits 0 (last output: ${sftTiers.output.slice(-1500)})`);
   const tiersDemo = JSON.parse(readFileSync(path.join(tiersDir, 'demo.json'), 'utf8'));
+  t.equal(tiersDemo.rftExtraRounds, 0, 'demo.json records the extra rounds');
+  const tiersSamples = gunzipSync(readFileSync(path.join(tiersDir, 'seed-3', '3-rft-samples', 'trajectories', 'step-1.jsonl.gz'))).toString('utf8').trim().split('\n');
+  t.equal(tiersSamples.length, 3 * demo.budget.pool * demo.budget.rftSamples, `--rft-extra-rounds 0: RFT sampled every pool task of the 3 tiers ${demo.budget.rftSamples} times, once`);
+  t.same(tiersDemo.perSeed[0].rftRounds, [{ tasks: 3 * demo.budget.pool, sampled: tiersSamples.length, resolved: tiersSamples.filter((l) => JSON.parse(l).reward === 1).length, newlySolved: new Set(tiersSamples.filter((l) => JSON.parse(l).reward === 1).map((l) => JSON.parse(l).taskId)).size }], 'one round recorded');
+  t.equal(tiersDemo.points[1].episodes, tiersSamples.length, 'and the RFT point counts its episodes');
   t.equal(tiersDemo.sftTasks, 'tiers', 'demo.json records where the SFT tasks came from');
   t.equal(tiersDemo.oracleRetry, 1, 'and the retry share');
   t.equal(tiersDemo.oracleRecoverElsewhere, 1, 'and the share of recoveries elsewhere: all, unless told');
@@ -292,10 +321,15 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.notSame(metas(tiersDir), metas(out), 'not the tasks --sft-tasks tiers drew from the same seeds');
 
   // --rl-pool fresh: the RL arms draw new train tasks of the default distribution, as many as their steps draw, none a held-out program.
+  // --from a seed stopped during its RL arms: its SFT and RFT phases, as its before-rl.json and held-out files record them.
+  const stopped = path.join(root, 'stopped');
+  cpSync(path.join(out, 'seed-3'), path.join(stopped, 'seed-3'), { recursive: true });
+  for (const gone of ['result.json', '4-rft-continued', 'heldout-rft-continued.json']) rmSync(path.join(stopped, 'seed-3', gone), { recursive: true });
   const freshDir = path.join(root, 'fresh');
   const withoutPool = (list: string[]) => list.filter((a, i) => a !== '--rl-pool' && list[i - 1] !== '--rl-pool');
-  const fresh = await runTs(DEMO, [...withoutPool(args('1e-4', freshDir)), '--from', out], env);
+  const fresh = await runTs(DEMO, [...withoutPool(args('1e-4', freshDir)), '--from', stopped], env);
   t.equal(fresh.code, 0, `the --rl-pool fresh run exits 0 (last output: ${fresh.output.slice(-1500)})`);
+  t.match(fresh.output, /seed 3: SFT and RFT as .*stopped\/seed-3 ran them/, 'it took the stopped seed\'s SFT and RFT');
   const freshDemo = JSON.parse(readFileSync(path.join(freshDir, 'demo.json'), 'utf8'));
   t.equal(freshDemo.rlPool, 'fresh', 'the default pool, recorded in demo.json');
   const armConfig = (arm: string) => JSON.parse(readFileSync(path.join(freshDir, 'seed-3', `4-${arm}`, 'config.json'), 'utf8'));
@@ -303,6 +337,9 @@ t.test('demo:swe --size smoke --model DIR: every phase from a Hugging Face check
   t.equal(freshIds.length, 2, 'one task for each task a step draws: --rl-steps 2 x the smoke budget\'s 1');
   t.same(freshDemo.perSeed[0].rlPool, { tasks: 2, of: 2 }, 'and its size recorded');
   t.same(Object.keys(freshDemo.perSeed[0].outcomes['grpo++']), Object.keys(seed.outcomes.sft), 'on the held-out tasks of --from\'s run');
+  t.same([freshDemo.perSeed[0].outcomes.sft, freshDemo.perSeed[0].outcomes.rft, freshDemo.perSeed[0].oracle, freshDemo.perSeed[0].rftRounds], [seed.outcomes.sft, seed.outcomes.rft, seed.oracle, seed.rftRounds], 'SFT\'s and RFT\'s outcomes, the oracle\'s counts and RFT\'s rounds as the stopped seed recorded them');
+  t.same(freshDemo.points.slice(0, 2), demo.points.slice(0, 2), 'and their points');
+  t.equal(armConfig('grpo++').model.path, path.join(stopped, 'seed-3', '3-rft', 'checkpoints', 'step-2'), 'GRPO++ starts from the stopped seed\'s RFT checkpoint');
   for (const id of freshIds) {
     const meta = sweGenOf(freshDir, id);
     t.ok(meta.seed >= 2 ** 30 && !poolIds.includes(id) && !Object.keys(seed.outcomes.sft).includes(id), `fresh task ${id}: a train seed past every tier pool, dev slice and SFT task, not held out`);
