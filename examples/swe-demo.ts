@@ -558,6 +558,8 @@ interface ContinuedRftArm {
 
 /** A seed's record once its SFT and RFT phases are done (written before its RL arms start): what --from needs of a seed whose arms never finished. */
 const beforeRlFile = (seed: number, runDir = root) => path.join(runDir, `seed-${seed}`, 'before-rl.json');
+/** A phase's held-out outcomes, task by task, written as the phase is measured. */
+const heldoutFile = (seed: number, phase: string, runDir = root) => path.join(runDir, `seed-${seed}`, `heldout-${phase}.json`);
 
 /** A seed's SFT and RFT phases as a run recorded them: from its result.json, or where the seed stopped during RL, its before-rl.json and held-out files. */
 async function recordedBeforeRl(seed: number): Promise<{ settings: Record<string, unknown>; points: Point[]; outcomes: Record<'sft' | 'rft', Outcomes>; oracle: BeforeRl['oracle']; rftRounds?: SamplingRound[]; finished?: SeedResult } | undefined> {
@@ -574,7 +576,7 @@ async function recordedBeforeRl(seed: number): Promise<{ settings: Record<string
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new Error(`${beforeRlFile(seed, from)} cannot be read (${(error as Error).message}); run seed ${seed} there again, or drop --from`);
   }
-  const measured = await Promise.all((['sft', 'rft'] as const).map(async (phase) => JSON.parse(await readFile(path.join(from!, `seed-${seed}`, `heldout-${phase}.json`), 'utf8')) as { point: Point; outcomes: Record<string, boolean> }));
+  const measured = await Promise.all((['sft', 'rft'] as const).map(async (phase) => JSON.parse(await readFile(heldoutFile(seed, phase, from), 'utf8')) as { point: Point; outcomes: Record<string, boolean> }));
   return { settings: { ...ADDED_SETTINGS, ...record.settings }, points: measured.map((m) => m.point), outcomes: { sft: new Map(Object.entries(measured[0]!.outcomes)), rft: new Map(Object.entries(measured[1]!.outcomes)) }, oracle: record.oracle, rftRounds: record.rftRounds };
 }
 
@@ -631,7 +633,7 @@ async function runSeed(seed: number): Promise<SeedResult> {
     const point = { seed, phase, episodes, heldout: rateOf(outcomes[phase]!.values()), minutes: minutes() - seedStarted };
     points.push(point);
     // Each phase's per-task outcomes as it is measured: what a seed stopped before its result.json still tells.
-    await writeJsonAtomic(path.join(dir, `heldout-${phase}.json`), { point, outcomes: Object.fromEntries(outcomes[phase]!) });
+    await writeJsonAtomic(heldoutFile(seed, phase), { point, outcomes: Object.fromEntries(outcomes[phase]!) });
     log(`seed ${seed} ${phase}: held-out resolved ${formatRate(point.heldout)}`);
     return point;
   };
