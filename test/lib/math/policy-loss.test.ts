@@ -85,8 +85,10 @@ for (const c of OPTION_CASES) {
     const fd = centralDifferences(inputs.logits, (logits) => referenceLossValue({ ...inputs, logits }, c.ref));
     const refError = maxErrorOverMax(ref.gradLogits, fd);
     t.ok(refError <= 1e-6, `float64 reference gradient = finite differences (${refError.toExponential(2)})`);
+    // The native gradient is float32: held to the same fp32 bound as against the reference,
+    // which counts the logprob's roundings times the gradient's sensitivity to them (a flat
+    // 1e-5 failed at temperature 0.6, where 1/T amplifies them: 1.43e-5 in CI).
     const out = await policyLoss(inputs, c.native);
-    const nativeError = maxErrorOverMax(out.gradLogits, fd);
-    t.ok(nativeError <= 1e-5, `native gradient = finite differences (${nativeError.toExponential(2)})`);
+    assertGradMatches(t, out.gradLogits, fd, ref.gradSensitivity, 'native gradient vs finite differences');
   });
 }
