@@ -100,9 +100,14 @@ export function maskArray(value: unknown, field: string, rule: LengthRule = {}):
   return mask;
 }
 
-export function positiveInteger(value: unknown, field: string): number {
-  if (!Number.isInteger(value) || (value as number) < 1) {
-    throw invalidArg(field, `is ${String(value)}`, 'it must be an integer >= 1');
+/** An integer >= `least`, or an error naming `field`. */
+export function integerAtLeast(value: unknown, field: string, least: number): number {
+  if (!Number.isInteger(value) || (value as number) < least) {
+    throw invalidArg(field, `is ${String(value)}`, `it must be an integer >= ${least}`);
   }
   return value as number;
+}
+
+export function positiveInteger(value: unknown, field: string): number {
+  return integerAtLeast(value, field, 1);
 }

@@ -12,6 +12,7 @@
  */
 import type { Trajectory } from '../../agent/trajectory.js';
 import { invalidArg } from '../../errors.js';
+import { integerAtLeast } from '../../math/validate.js';
 
 /** One episode to play: the task, its index among the tasks (its group), and its sample index across rounds. */
 export interface Draw<T> {
@@ -42,11 +43,6 @@ export interface SamplingOptions {
   extraRounds: number;
 }
 
-function wholeNumber(value: unknown, field: string, least: number): number {
-  if (!Number.isInteger(value) || (value as number) < least) throw invalidArg(field, `is ${String(value)}`, `it must be an integer >= ${least}`);
-  return value as number;
-}
-
 /**
  * Plays `tasks` by rounds through `play` (which returns a trajectory for each draw, the draw's
  * task id as its taskId), and returns every trajectory with each round's counts. A draw's sample
@@ -58,8 +54,8 @@ export async function sampleUntilResolved<T extends { id: string }>(
   options: SamplingOptions,
   play: (draws: Draw<T>[]) => Promise<Trajectory[]>,
 ): Promise<RejectionSamples> {
-  const samples = wholeNumber(options.samples, 'samples', 1);
-  const extraRounds = wholeNumber(options.extraRounds, 'extraRounds', 0);
+  const samples = integerAtLeast(options.samples, 'samples', 1);
+  const extraRounds = integerAtLeast(options.extraRounds, 'extraRounds', 0);
   const ids = new Set<string>();
   for (const [i, task] of tasks.entries()) {
     if (ids.has(task.id)) throw invalidArg(`tasks[${i}].id`, `is ${JSON.stringify(task.id)}, as an earlier task's`, 'give each task once');
