@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,24 +11,18 @@ import type { AgentPolicy } from '../../../lib/types/policy.js';
 import { DecoyPolicy, EditOraclePolicy, NoopPolicy, ORACLE_PATCH_FILE, OraclePolicy, TestWriterOraclePolicy, distractorLine, reproductionPathOf } from '../../../lib/agent/scripted-policy.js';
 import { maskFailedTurns, maskTurns, type Trajectory } from '../../../lib/agent/trajectory.js';
 import { parseTextAction } from '../../../lib/env/actions.js';
-import { LocalSandboxBackend } from '../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../lib/env/swe-env.js';
 import { loadTasks } from '../../../lib/env/tasks/load.js';
 import { writeSweGenSuite } from '../../../lib/env/swe-gen/index.js';
 import { loadSwerlTaskFolder } from '../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../lib/env/task.js';
 import { ByteTokenizer } from '../../../lib/model/byte-tokenizer.js';
+import { sandboxFolder } from '../../support/sandbox-folder.js';
 
 const SWE_MINI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tasks/swe-mini');
 const CONCURRENCY = 4;
 
-// A folder of our own rather than t.testdir(): a second run of this file (a full `tap` beside
-// this one) shares the testdir, and would see, or wipe, this run's sandboxes.
-const testdir = mkdtempSync(path.join(os.tmpdir(), 'swerl-scripted-policy-'));
-chmodSync(testdir, 0o755); // sandboxes run under their own uid when swerl is root
-t.teardown(() => rmSync(testdir, { recursive: true, force: true }));
-const root = path.join(testdir, 'root');
-const backend = new LocalSandboxBackend({ root });
+const { testdir, root, backend } = sandboxFolder(t, 'swerl-scripted-policy-');
 const tokenizer = new ByteTokenizer();
 const IM_END = tokenizer.specialTokens['<|im_end|>']!;
 

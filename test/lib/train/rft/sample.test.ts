@@ -3,8 +3,6 @@
  * patch on chosen samples only plays bundled tasks in the local (bwrap) sandbox, graded by their
  * hidden tests, so which episodes resolve is known and each round's draws and counts follow.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,19 +12,16 @@ import { parseAgentLoopOptions } from '../../../../lib/agent/agent-loop.js';
 import { runRollouts } from '../../../../lib/agent/rollout.js';
 import { OraclePolicy } from '../../../../lib/agent/scripted-policy.js';
 import type { Trajectory } from '../../../../lib/agent/trajectory.js';
-import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../../lib/env/task.js';
 import { ByteTokenizer } from '../../../../lib/model/byte-tokenizer.js';
 import { sampleUntilResolved, type Draw } from '../../../../lib/train/rft/sample.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../../../lib/types/policy.js';
+import { sandboxFolder } from '../../../support/sandbox-folder.js';
 
 const TASKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../tasks/swe-mini');
-const testdir = mkdtempSync(path.join(os.tmpdir(), 'swerl-rft-sample-'));
-chmodSync(testdir, 0o755); // sandboxes run under their own uid when swerl is root
-t.teardown(() => rmSync(testdir, { recursive: true, force: true }));
-const backend = new LocalSandboxBackend({ root: path.join(testdir, 'root') });
+const { backend } = sandboxFolder(t, 'swerl-rft-sample-');
 const tokenizer = new ByteTokenizer();
 const agent = parseAgentLoopOptions({ maxTurns: 4, promptBudget: 1 << 16, responseBudget: 1 << 20, maxTokensPerTurn: 1 << 18, temperature: 0 }, 'agent');
 

@@ -3,8 +3,6 @@
  * errors plays a bundled task in the local (bwrap) sandbox, graded by its hidden tests. Only
  * resolved trajectories are kept, and exactly the turns that broke the format are masked.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,19 +11,16 @@ import t from 'tap';
 import { parseAgentLoopOptions, runEpisode } from '../../../../lib/agent/agent-loop.js';
 import { OraclePolicy } from '../../../../lib/agent/scripted-policy.js';
 import { maskFailedTurns, type Trajectory } from '../../../../lib/agent/trajectory.js';
-import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { SweEnv } from '../../../../lib/env/swe-env.js';
 import { loadSwerlTaskFolder } from '../../../../lib/env/tasks/swerl-folder.js';
 import type { Task } from '../../../../lib/env/task.js';
 import { ByteTokenizer } from '../../../../lib/model/byte-tokenizer.js';
 import { selectResolved } from '../../../../lib/train/rft/select.js';
 import type { AgentPolicy, EpisodeContext, Generation, SamplingRequest } from '../../../../lib/types/policy.js';
+import { sandboxFolder } from '../../../support/sandbox-folder.js';
 
 const TASK_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../tasks/swe-mini/py-lru-recency');
-const testdir = mkdtempSync(path.join(os.tmpdir(), 'swerl-rft-select-'));
-chmodSync(testdir, 0o755); // sandboxes run under their own uid when swerl is root
-t.teardown(() => rmSync(testdir, { recursive: true, force: true }));
-const backend = new LocalSandboxBackend({ root: path.join(testdir, 'root') });
+const { backend } = sandboxFolder(t, 'swerl-rft-select-');
 const tokenizer = new ByteTokenizer();
 const agent = parseAgentLoopOptions({ maxTurns: 8, promptBudget: 1 << 16, responseBudget: 1 << 20, maxTokensPerTurn: 1 << 18, temperature: 0 }, 'agent');
 
