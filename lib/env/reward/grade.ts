@@ -10,8 +10,9 @@
  *     written (a task folder's tests/) or patched (a row's test_patch). Every other change of
  *     the candidate stays, tests inside the package included;
  *  3. the test command runs under a time limit with a fresh HOME, no user site-packages and
- *     (pytest, node's test runner) our guard loaded from outside the work tree (guard.ts); its
- *     log is parsed, held to the guard's record, and the task's rule decides 0 or 1.
+ *     (pytest, node's test runner) our guard loaded from outside the work tree (guard.ts), plain
+ *     pytest files through our own runner (plain-pytest.ts); its log is parsed, held to the
+ *     guard's record, and the task's rule decides 0 or 1.
  * Anything that keeps the tests from running gives 0 with the reason.
  */
 import fs from 'node:fs/promises';
@@ -26,6 +27,7 @@ import { shellQuote, type ExecResult, type Sandbox, type SandboxBackend } from '
 import type { Task } from '../task.js';
 import { guardFindings, guardRunnerOf, makeGuard, readGuardRecord } from './guard.js';
 import { patchFlags } from './patch-flags.js';
+import { PLAIN_PYTEST_FILE, plainPytestCommand, plainPytestSource } from './plain-pytest.js';
 import { passedSetResolution, r2eGymResolution, sweBenchResolution } from './resolve.js';
 import { isTestInfrastructure, needsContents, type ChangedFile } from './test-infrastructure.js';
 import { parseTestLog, type TestStatuses } from './test-log.js';
@@ -201,23 +203,45 @@ export interface TestRun {
   notPlaced?: string;
 }
 
+export interface RunTestsOptions {
+  timeoutMs: number;
+  /** Replaces the task's test command (test-time scaling runs its own tests this way). */
+  command?: string;
+  logFormat?: TestLogFormat;
+  /** false: the command as it comes, no guard (the hack suites prove with it what an unguarded grader would have paid). */
+  guard?: boolean;
+  /**
+   * false: pytest itself even where the task's command is one grading's own runner for plain
+   * test files takes (plain-pytest.ts); the equivalence tests compare the two.
+   */
+  plainRunner?: boolean;
+  before?: readonly string[];
+}
+
 /**
  * Runs the test command as grading does (fresh HOME, no user site-packages, the runner's guard
- * loaded from outside the work tree) and parses its log. `command` and `logFormat` replace the
- * task's (test-time scaling runs its own tests this way); `guard: false` runs the command as
- * it comes (the hack suites prove with it what an unguarded grader would have paid).
+ * loaded from outside the work tree, plain pytest files through plain-pytest.ts's runner) and
+ * parses its log.
  */
-export async function runTests(sandbox: Sandbox, task: Task, options: { timeoutMs: number; command?: string; logFormat?: TestLogFormat; guard?: boolean; before?: readonly string[] }): Promise<TestRun> {
+export async function runTests(sandbox: Sandbox, task: Task, options: RunTestsOptions): Promise<TestRun> {
   const format = options.logFormat ?? task.logFormat;
   const runner = options.guard === false || task.guard === false ? null : guardRunnerOf(format);
   const guard = runner ? makeGuard(runner, task.workdir) : null;
+  const plain = guard?.runner === 'pytest' && options.command === undefined && options.plainRunner !== false
+    ? plainPytestCommand(task.testCommand, `${guard.dir}/${PLAIN_PYTEST_FILE}`)
+    : null;
   const install = guard
-    ? [`mkdir -m 700 ${shellQuote(guard.dir)} || exit 1`, ...heredocBytes(guard.file.contents, `> ${shellQuote(`${guard.dir}/${guard.file.name}`)} || exit 1`), guard.exports].join('\n') + '\n'
+    ? [
+        `mkdir -m 700 ${shellQuote(guard.dir)} || exit 1`,
+        ...heredocBytes(guard.file.contents, `> ${shellQuote(`${guard.dir}/${guard.file.name}`)} || exit 1`),
+        ...(plain ? heredocBytes(plainPytestSource(), `> ${shellQuote(`${guard.dir}/${PLAIN_PYTEST_FILE}`)} || exit 1`) : []),
+        guard.exports,
+      ].join('\n') + '\n'
     : '';
   // `before` (the hidden tests' placement, in the work tree) in a subshell of its own: its
   // failure is told apart from the tests' by status and message.
   const before = options.before?.length ? `(\n${options.before.join('\n')}\n) || { echo ${shellQuote(NOT_PLACED)} >&2; exit ${BEFORE_FAILED}; }\n` : '';
-  const command = `${before}${install}HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${options.command ?? task.testCommand}\n}`;
+  const command = `${before}${install}HOME=$(mktemp -d /tmp/swerl-grade-home.XXXXXX) && export HOME && cd ${shellQuote(task.workdir)} && { ${plain ?? options.command ?? task.testCommand}\n}`;
   const run = await sandbox.exec(command, {
     timeoutMs: options.timeoutMs,
     maxOutputBytes: 64 * 1024 ** 2,
@@ -249,7 +273,7 @@ export function resolveTask(task: Task, statuses: TestStatuses) {
  * Grades `patch` in a fresh sandbox of the task (destroyed after). Sandbox faults propagate
  * (ERR_SWERL_SANDBOX); a patch that does not apply or tests that do not run give 0.
  */
-export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string; apply?: ApplyMode }): Promise<GradeResult> {
+export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string; apply?: ApplyMode; plainRunner?: boolean }): Promise<GradeResult> {
   let reverted: string[] = [];
   const flags = patchFlags(patch);
   const flagged = flags.length ? { patchFlags: flags } : {};

@@ -20,6 +20,7 @@ import { generateSweGenTask } from '../../../../lib/env/swe-gen/generate.js';
 import { writeSweGenSuite } from '../../../../lib/env/swe-gen/suite.js';
 import type { Task } from '../../../../lib/env/task.js';
 import { validateTasks } from '../../../../lib/env/validate.js';
+import { hardCoded, issueChecks } from '../../../support/swe-gen-patches.js';
 
 const root = t.testdir({ sandboxes: {}, suite: {} });
 const backend = new LocalSandboxBackend({ root: path.join(root, 'sandboxes') });
@@ -70,36 +71,6 @@ t.test('gold scores 1, the untouched repository 0, and the visible tests pass at
   });
   t.comment(`${tasks.length} tasks validated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 });
-
-/** The calls of a hidden issue test and their expected values, as its assertions write them. */
-function issueChecks(task: Task): { fn: string; args: string; expected: string }[][] {
-  const meta = task.metadata.sweGen as { file: string; language: string };
-  const module = meta.file.replace(/\.(py|js)$/, '');
-  if (task.hiddenTests.kind !== 'files') throw new Error(`${task.id}: hidden tests are not files`);
-  const testFile = path.join(task.hiddenTests.dir, meta.language === 'python' ? `tests/test_${module}.py` : `test/${module}.test.js`);
-  const text = readFileSync(testFile, 'utf8');
-  const failToPass = task.resolution.rule === 'swe-bench' ? task.resolution.failToPass : [];
-  return failToPass.map((id) => {
-    const name = meta.language === 'python' ? id.split('::')[1]! : id;
-    const start = text.indexOf(meta.language === 'python' ? `def ${name}():` : `test('${name}'`);
-    const body = text.slice(start, text.indexOf(meta.language === 'python' ? '\n\n' : '\n});', start));
-    const re = meta.language === 'python' ? /assert (\w+)\(([^()]*)\) (?:==|is) (.+)/g : /assert\.deepEqual\((\w+)\(([^()]*)\), (.+)\);/g;
-    return [...body.matchAll(re)].map((m) => ({ fn: m[1]!, args: m[2]!, expected: m[3]! }));
-  });
-}
-
-/** The source with each check's call answered by its expected value at the top of the function: no fix, a lookup. */
-function hardCoded(source: string, language: string, checks: { fn: string; args: string; expected: string }[]): string {
-  const lines = source.split('\n');
-  for (const c of checks) {
-    const at = lines.findIndex((l) => (language === 'python' ? l.startsWith(`def ${c.fn}(`) : l.startsWith(`export function ${c.fn}(`)));
-    const params = lines[at]!.slice(lines[at]!.indexOf('(') + 1, lines[at]!.indexOf(')')).split(',').map((p) => p.trim().replace(/=.*$/, '')).filter(Boolean);
-    lines.splice(at + 1, 0, language === 'python'
-      ? `    if (${params.join(', ')},) == (${c.args},): return ${c.expected}`
-      : `  if (JSON.stringify([${params.join(', ')}]) === JSON.stringify([${c.args}])) return ${c.expected};`);
-  }
-  return lines.join('\n');
-}
 
 t.test('a patch that special-cases the issue\'s calls scores 0 on every bug kind and language; special-casing every hidden call scores 1', async (t) => {
   for (const { split, seed, bugs } of pickSeeds()) await writeSweGenSuite(suite, { split, firstSeed: seed, count: 1, bugs, force: true });
