@@ -125,6 +125,10 @@ def _why_not_plain(cwd, files):
         path = os.path.realpath(os.path.join(cwd, rel))
         if not path.startswith(cwd + os.sep) or not path.endswith('.py') or not os.path.isfile(path):
             return '%s is not a Python file under the working directory' % rel
+        # pytest's node id is the path as given, normalized: only a path that is already its own
+        # normal, symlink-free form is one this runner spells the same.
+        if path != os.path.join(cwd, rel):
+            return '%s is not in normal form (or passes a symlink)' % rel
         folder = os.path.dirname(path)
         if os.path.lexists(os.path.join(folder, '__init__.py')):
             return '%s is in a package' % rel

@@ -9,7 +9,7 @@
  * the finding named, as the guard does for pytest. Debian's python3 and pytest, as in CI.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -103,6 +103,16 @@ t.test('files pytest would configure or collect otherwise are handed to pytest',
     'an xunit setup': [`${PLAIN_TESTS}\ndef setup_module(module):\n    pass\n`],
     'a test bound by assignment': [`${PLAIN_TESTS}\ntest_again = test_area\n`],
   };
+  const paths: Record<string, string> = { 'a path through ./': './tests/test_shapes.py', 'a doubled slash': 'tests//test_shapes.py', 'a path through a symlink': 'linked/test_shapes.py' };
+  for (const [name, file] of Object.entries(paths)) {
+    const dir = repository(t, PLAIN_TESTS);
+    symlinkSync('tests', path.join(dir, 'linked'));
+    const args = [...PYTEST_ARGS.slice(0, -1), file];
+    const plain = run(dir, [RUNNER, ...args]);
+    const pytest = run(dir, ['-m', 'pytest', ...args]);
+    t.ok(plain.includes(PYTEST_MARK) && !plain.includes(MARK), `${name}: pytest ran it`);
+    t.same(Object.fromEntries(parsePytestLog(plain)), Object.fromEntries(parsePytestLog(pytest)), `${name}: pytest's node ids`);
+  }
   for (const [name, [tests, extra]] of Object.entries(cases)) {
     const dir = repository(t, tests, extra);
     const plain = run(dir, [RUNNER, ...PYTEST_ARGS]);
