@@ -273,7 +273,7 @@ export function resolveTask(task: Task, statuses: TestStatuses) {
  * Grades `patch` in a fresh sandbox of the task (destroyed after). Sandbox faults propagate
  * (ERR_SWERL_SANDBOX); a patch that does not apply or tests that do not run give 0.
  */
-export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: { timeoutMs: number; label?: string; apply?: ApplyMode; plainRunner?: boolean }): Promise<GradeResult> {
+export async function gradePatch(backend: SandboxBackend, task: Task, patch: string, options: Pick<RunTestsOptions, 'timeoutMs' | 'plainRunner'> & { label?: string; apply?: ApplyMode }): Promise<GradeResult> {
   let reverted: string[] = [];
   const flags = patchFlags(patch);
   const flagged = flags.length ? { patchFlags: flags } : {};

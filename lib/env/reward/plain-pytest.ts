@@ -1,11 +1,11 @@
 /**
  * Grading's own runner for plain pytest files (guard/plain_pytest.py). A generated task's tests
- * are a few functions of asserts, and importing pytest is most of what grading one costs: ~270
- * ms of CPU a run against ~60 for this runner (bench/grading.mjs). It takes only the test command
- * swe-gen writes (pytest with its plugins off, the summary flag, named files), runs files that
- * are plain as pytest would, with the same summary lines and the guard's record, and hands
- * anything else to pytest before the repository's code runs. The agent's own test runs are the
- * task's command as written: only grading uses this.
+ * are a few functions of asserts, and importing pytest is most of what grading one costs: ~670
+ * ms of CPU a grade under pytest against ~430 with this runner (`npm run bench:grading`). It
+ * takes only the test command swe-gen writes (pytest with its plugins off, the summary flag,
+ * named files), runs files that are plain as pytest would, with the same summary lines and the
+ * guard's record, and hands anything else to pytest before the repository's code runs. The
+ * agent's own test runs are the task's command as written: only grading uses this.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -15,6 +15,7 @@ writes bound before the repository's code runs, a start and an end line (an earl
 end), trace and profile functions, ``os._exit`` and ``atexit.register`` called from non-test
 source, and this runner's own functions and builtins left as they were.
 """
+import ast
 import os
 import sys
 
@@ -39,7 +40,7 @@ def _files(args):
     return files
 
 
-def _bound_names(node, ast):
+def _bound_names(node):
     """Names a module-level statement binds (None when it could bind names no one can read off it)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         if any(alias.name == '*' for alias in node.names):
@@ -58,7 +59,6 @@ def _bound_names(node, ast):
 
 def _test_functions(path):
     """The file's test functions in order, or why pytest has to run it."""
-    import ast
     try:
         with open(path, 'rb') as f:
             tree = ast.parse(f.read(), path)
@@ -73,14 +73,14 @@ def _test_functions(path):
             if module.split('.')[0] in _RUNNER_MODULES or any(alias.name.split('.')[0] in _RUNNER_MODULES for alias in node.names):
                 return 'it imports the test runner'
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
-            names = _bound_names(node, ast)
+            names = _bound_names(node)
             if names is None:
                 return 'a statement at line %d binds names it does not spell out' % node.lineno
             for name in names:
                 if name.lower().startswith('test') or name.startswith('pytest') or name in _XUNIT or name.startswith('__test') or name.startswith('collect_ignore'):
                     return 'line %d binds %s' % (node.lineno, name)
         elif isinstance(node, ast.FunctionDef):
-            if name_is_test(node.name):
+            if _is_test_name(node.name):
                 a = node.args
                 if node.decorator_list or a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
                     return 'test %s takes parameters or decorators' % node.name
@@ -92,7 +92,7 @@ def _test_functions(path):
             elif node.name in _XUNIT or node.name.startswith('pytest'):
                 return 'function %s is a pytest hook or fixture' % node.name
         elif isinstance(node, ast.AsyncFunctionDef):
-            if name_is_test(node.name):
+            if _is_test_name(node.name):
                 return 'test %s is async' % node.name
         elif isinstance(node, ast.ClassDef):
             if node.name.startswith('Test') or node.bases or node.keywords:
@@ -102,7 +102,8 @@ def _test_functions(path):
     return tests
 
 
-def name_is_test(name):
+def _is_test_name(name):
+    """pytest's default python_functions: the prefix 'test'."""
     return name.startswith('test')
 
 
@@ -290,13 +291,14 @@ def run(args):
     saved = sys.stdin, sys.stdout, sys.stderr
     try:
         for rel, names in tests.items():
-            folder = os.path.dirname(os.path.join(cwd, rel))
+            path = os.path.join(cwd, rel)  # real and normal already (_why_not_plain)
+            folder = os.path.dirname(path)
             if sys.path[0] != folder:
                 sys.path.insert(0, folder)
             name = os.path.basename(rel)[:-3]
             try:
                 module = importlib.import_module(name)
-                if os.path.realpath(getattr(module, '__file__', '') or '') != os.path.realpath(os.path.join(cwd, rel)):
+                if os.path.realpath(getattr(module, '__file__', '') or '') != path:
                     raise ImportError('import file mismatch: %s is not %s' % (getattr(module, '__file__', None), rel))
             except KeyboardInterrupt:
                 raise
@@ -305,8 +307,7 @@ def run(args):
                 results.append(('ERROR', rel, 'collection failed'))
                 continue
             # The functions as collected, as pytest holds them: a later swap in the module is not run.
-            path = os.path.realpath(os.path.join(cwd, rel))
-            collected = {n: v for n, v in vars(module).items() if name_is_test(n) and callable(v)}
+            collected = {n: v for n, v in vars(module).items() if _is_test_name(n) and callable(v)}
             foreign = [n for n, v in collected.items() if os.path.realpath(getattr(getattr(v, '__code__', None), 'co_filename', '')) != path]
             if list(collected) != names or foreign:
                 tamper('the test module %s was changed while it was imported' % rel)
