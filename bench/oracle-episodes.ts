@@ -6,9 +6,10 @@
  * each is graded in a fresh one. Prints episodes/s and the sandbox commands an episode takes
  * by kind (a command is a bwrap start and ~5 processes: the cost that grows with them), the
  * processes started and CPU seconds spent machine-wide an episode (/proc/stat: run it on an
- * idle machine), and writes bench/results/oracle-episodes.json.
+ * idle machine), and writes bench/results/oracle-episodes.json. `--disk` picks what holds each
+ * sandbox's files as root (the local backend's `disk`: 'image', the default, or 'tmpfs').
  *
- *   node dist/bench/oracle-episodes.js [--tasks N] [--samples N] [--concurrency N] [--out FILE]
+ *   node dist/bench/oracle-episodes.js [--tasks N] [--samples N] [--concurrency N] [--disk image|tmpfs] [--out FILE]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +33,8 @@ const concurrency = count('--concurrency', 8);
 /** Episodes of each task, as an RL step's group plays it (4 in the demo's 32 x 4 step). */
 const samples = count('--samples', 1);
 const episodeCount = tasks * samples;
+const disk = flag('--disk') ?? 'image';
+if (disk !== 'image' && disk !== 'tmpfs') throw new Error(`--disk must be image or tmpfs (got ${disk})`);
 const out = flag('--out') ?? path.join(packageRoot(), 'bench', 'results', 'oracle-episodes.json');
 
 /** A command's kind for the table: its first two words. */
@@ -45,7 +48,7 @@ try {
   const tokenizer = reader.tokenizer;
   reader.dispose();
 
-  const backend = await createSandboxBackend('local', { label: 'swerl-bench-oracle' });
+  const backend = await createSandboxBackend('local', { label: 'swerl-bench-oracle', disk });
   const commands = new Map<string, number>();
   let sandboxes = 0;
   const create = backend.create.bind(backend);
@@ -94,6 +97,7 @@ try {
     tasks,
     samples,
     concurrency,
+    disk,
     seconds,
     episodesPerSecond: episodeCount / seconds,
     resolved,

@@ -294,7 +294,7 @@ export class LocalSandboxBackend implements SandboxBackend {
         ];
       };
       const fill = (folder: string): [string, string[]][] => [...copy(folder), ...(spec.persistentShell ? shellFolderSteps(folder, IS_ROOT ? uid : null) : [])];
-      const base = await mountDisk(dir, id, limits.diskBytes, localBounds(), fill, spec.overlay ? tarArchive(spec.overlay) : undefined);
+      const base = await mountDisk(dir, id, limits.diskBytes, this.options.disk, localBounds(), fill, spec.overlay ? tarArchive(spec.overlay) : undefined);
       guard.checkpoint();
       cgroup = createCgroup(id, limits.memoryBytes, limits.maxProcesses, uid, localBounds());
       const work = path.join(base, 'work');

@@ -31,6 +31,14 @@ const LOCAL_SCHEMA = {
      * the backend refuses anything else when it is created (ERR_SWERL_SANDBOX).
      */
     root: { type: 'string', minLength: 1 },
+    /**
+     * As root, what holds each sandbox's work tree and /tmp (diskBytes of them): 'image', an ext4
+     * image on the host's disk, loop-mounted; 'tmpfs', a tmpfs: no image to make and mount (~30 ms
+     * of CPU less a sandbox, two sandboxes an SWE episode), its files in memory, charged to the
+     * sandbox's memory cgroup where the sandbox writes them. For small repositories (generated
+     * tasks); a large repository's work tree in memory, once a sandbox, adds up.
+     */
+    disk: { enum: ['image', 'tmpfs'], default: 'image' },
     ...commonProperties('^/'),
   },
 } as const;

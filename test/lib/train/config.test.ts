@@ -122,7 +122,10 @@ t.test('relative input paths are resolved against baseDir, outputs against the w
     'test-writing episodes are not graded: refused for training at load',
   );
   const swe = (sandbox: string, sandboxOptions: object) => resolveTrainConfig(config({ tasks: { kind: 'swe', path: 'tasks/swe-mini', sandbox, sandboxOptions } }), BASE);
-  t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: root, label, limits, readOnlyBinds$/ }, 'a docker-only option given to the local backend: refused at load');
+  t.throws(() => swe('local', { hostBinds: false }), { message: /^config\.tasks\.sandboxOptions\.hostBinds is not a known option; known: root, disk, label, limits, readOnlyBinds$/ }, 'a docker-only option given to the local backend: refused at load');
+  t.throws(() => swe('local', { disk: 'ramdisk' }), { message: /^config\.tasks\.sandboxOptions\.disk must be one of/ }, 'a disk kind the local backend has not: refused at load');
+  const local = swe('local', { disk: 'tmpfs' });
+  if (local.tasks.kind === 'swe') t.equal((local.tasks.sandboxOptions as { disk?: string }).disk, 'tmpfs', 'the disk kind reaches the backend\'s options');
   t.throws(() => swe('docker', { cpus: 0 }), { message: /^config\.tasks\.sandboxOptions\.cpus must be > 0/ }, 'docker options are checked too');
   t.throws(() => swe('local', { limits: { memoryBytes: 1024 } }), { message: /^config\.tasks\.sandboxOptions\.limits\.memoryBytes must be >= 67108864/ });
   const typed = swe('docker', { cpus: 2 });

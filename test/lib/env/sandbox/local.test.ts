@@ -8,7 +8,8 @@ import { LocalSandboxBackend } from '../../../../lib/env/sandbox/local.js';
 import { containmentSuite } from './containment.js';
 import { localBounds, SCRATCH } from '../../../../lib/env/sandbox/local-bounds.js';
 
-const root = t.testdir({ root: {} }) + '/root';
+const fixtures = t.testdir({ root: {}, tmpfs: {} });
+const root = fixtures + '/root';
 /** Where sandbox disks are mounted and recorded (local-bounds.ts). */
 const DISKS = path.join(os.tmpdir(), 'swerl-disks');
 
@@ -77,6 +78,7 @@ t.test('the host uid is dropped to one of its own when running as root', { skip:
 t.test('bad options and specs name the field', async (t) => {
   t.throws(() => new LocalSandboxBackend({ limits: { maxProcesses: 0 } }), { code: 'ERR_SWERL_INVALID_ARG', message: /sandbox\.limits\.maxProcesses/ });
   t.throws(() => new LocalSandboxBackend({ label: 'Bad Label' } as never), { message: /sandbox\.label/ });
+  t.throws(() => new LocalSandboxBackend({ disk: 'ramdisk' } as never), { code: 'ERR_SWERL_INVALID_ARG', message: /sandbox\.disk/ });
   const backend = new LocalSandboxBackend({ root });
   await t.rejects(backend.create({ image: 'python:3.11' }), { message: /spec\.image is for the docker backend/ });
   await t.rejects(backend.create({ repoDir: '/no/such/dir' }), { message: /spec\.repoDir \/no\/such\/dir does not exist/ });
@@ -102,6 +104,47 @@ containmentSuite(t, {
     return { sandboxes: named.length + claimed.length, processes: sandboxProcesses(label) };
   },
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
+});
+
+/** The disks' mounts under DISKS: mountpoint name to filesystem type. */
+function mountedDisks(): Map<string, string> {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((line) => line.split(' '));
+  return new Map(mounts.filter((m) => m[1]?.startsWith(`${DISKS}/`)).map((m) => [path.basename(m[1]!), m[2]!]));
+}
+
+const tmpfsRoot = fixtures + '/tmpfs';
+// The same containment with each sandbox's disk a tmpfs (`disk: 'tmpfs'`), with the persistent
+// shell as an agent's sandbox has it: bounded by diskBytes, gone at destroy, reaped after a kill.
+containmentSuite(t, {
+  name: 'local on tmpfs disks',
+  make: async (limits) => new LocalSandboxBackend({ root: tmpfsRoot, disk: 'tmpfs', ...(limits ? { limits } : {}) }),
+  childSpec: { backend: 'local', options: { root: tmpfsRoot, disk: 'tmpfs' }, spec: { persistentShell: true } },
+  leftovers: async (label) => {
+    const named = [tmpfsRoot, DISKS].flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : [])).filter((d) => d.startsWith(`${label}-`));
+    return { sandboxes: named.length, processes: sandboxProcesses(label) };
+  },
+  wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
+});
+
+t.test("disk: 'tmpfs' mounts a tmpfs of diskBytes where the image would be; 'image' an ext4 image", { skip: localBounds().disk === 'none' && 'no disk bound on this machine (needs root and loop devices)' }, async (t) => {
+  const repo = t.testdir({ 'app.py': 'print("hi")\n' });
+  for (const disk of ['tmpfs', 'image'] as const) {
+    const backend = new LocalSandboxBackend({ root: tmpfsRoot, disk, limits: { diskBytes: 32 * 1024 ** 2 } });
+    const sandbox = await backend.create({ repoDir: repo, label: `t-kind-${process.pid}` });
+    try {
+      const mounted = mountedDisks();
+      const kind = mounted.get(sandbox.id);
+      t.equal(kind, disk === 'tmpfs' ? 'tmpfs' : 'ext4', `${disk}: the sandbox's disk is ${kind}`);
+      const r = await sandbox.exec('cat app.py && ls -a && df -k . | tail -1');
+      t.match(r.output, /print\("hi"\)/, `${disk}: the work tree was copied in`);
+      t.notMatch(r.output, /lost\+found/, `${disk}: nothing else in the work tree`);
+      const sizeKb = Number(r.output.trim().split('\n').at(-1)!.trim().split(/\s+/)[1]);
+      t.ok(sizeKb > 16 * 1024 && sizeKb <= 32 * 1024, `${disk}: the disk holds ${sizeKb} KiB of at most 32 MiB`);
+    } finally {
+      await sandbox.destroy();
+    }
+    t.notOk(mountedDisks().has(sandbox.id), `${disk}: unmounted at destroy`);
+  }
 });
 
 /**
