@@ -85,24 +85,28 @@ t.test('bad options and specs name the field', async (t) => {
   await t.rejects(backend.create({ label: 'UPPER' }), { message: /spec\.label/ });
 });
 
+/**
+ * What is left of `label`'s sandboxes of a backend on `root`: a sandbox's folder, its disk's
+ * mountpoint and record (where it has a disk), and its uid claim (as root) each count.
+ */
+function leftoversUnder(root: string, label: string): { sandboxes: number; processes: number } {
+  const named = [root, DISKS].flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : [])).filter((d) => d.startsWith(`${label}-`));
+  const claims = path.join(root, '.uids');
+  const claimed = (existsSync(claims) ? readdirSync(claims) : []).filter((uid) => {
+    try {
+      return readFileSync(path.join(claims, uid), 'utf8').startsWith(`${label}-`);
+    } catch {
+      return false;
+    }
+  });
+  return { sandboxes: named.length + claimed.length, processes: sandboxProcesses(label) };
+}
+
 containmentSuite(t, {
   name: 'local',
   make: async (limits) => new LocalSandboxBackend({ root, ...(limits ? { limits } : {}) }),
   childSpec: { backend: 'local', options: { root } },
-  // A sandbox's folder, its disk's mountpoint and record (where it has a disk), and its uid
-  // claim (as root) each count.
-  leftovers: async (label) => {
-    const named = [root, DISKS].flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : [])).filter((d) => d.startsWith(`${label}-`));
-    const claims = path.join(root, '.uids');
-    const claimed = (existsSync(claims) ? readdirSync(claims) : []).filter((uid) => {
-      try {
-        return readFileSync(path.join(claims, uid), 'utf8').startsWith(`${label}-`);
-      } catch {
-        return false;
-      }
-    });
-    return { sandboxes: named.length + claimed.length, processes: sandboxProcesses(label) };
-  },
+  leftovers: async (label) => leftoversUnder(root, label),
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
 });
 
@@ -113,16 +117,14 @@ function mountedDisks(): Map<string, string> {
 }
 
 const tmpfsRoot = fixtures + '/tmpfs';
-// The same containment with each sandbox's disk a tmpfs (`disk: 'tmpfs'`), with the persistent
-// shell as an agent's sandbox has it: bounded by diskBytes, gone at destroy, reaped after a kill.
+// The same containment with each sandbox's disk a tmpfs (`disk: 'tmpfs'`), the child process's
+// sandboxes with the persistent shell an agent's sandbox has: bounded by diskBytes, gone at
+// destroy, reaped after a kill.
 containmentSuite(t, {
   name: 'local on tmpfs disks',
   make: async (limits) => new LocalSandboxBackend({ root: tmpfsRoot, disk: 'tmpfs', ...(limits ? { limits } : {}) }),
   childSpec: { backend: 'local', options: { root: tmpfsRoot, disk: 'tmpfs' }, spec: { persistentShell: true } },
-  leftovers: async (label) => {
-    const named = [tmpfsRoot, DISKS].flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : [])).filter((d) => d.startsWith(`${label}-`));
-    return { sandboxes: named.length, processes: sandboxProcesses(label) };
-  },
+  leftovers: async (label) => leftoversUnder(tmpfsRoot, label),
   wholeSandbox: { disk: localBounds().disk !== 'none', memory: localBounds().memory !== 'rlimit' },
 });
 
